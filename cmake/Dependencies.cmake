@@ -1,0 +1,28 @@
+# Every dependency comes from a Debian package (scripts/install_deps.sh).
+find_package(Threads REQUIRED)
+find_package(Boost 1.70 REQUIRED COMPONENTS thread system filesystem chrono)
+find_package(glog REQUIRED)
+find_package(gflags REQUIRED)
+find_package(Protobuf REQUIRED)
+
+find_path(CBLAS_INCLUDE_DIR cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
+        /usr/include/aarch64-linux-gnu/openblas-pthread
+  NO_DEFAULT_PATH)
+find_path(CBLAS_INCLUDE_DIR cblas.h)
+find_library(OPENBLAS_LIBRARY NAMES openblas)
+if(NOT CBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS not found: run scripts/install_deps.sh")
+endif()
+
+set(CREMA_DEPENDENCY_LIBS
+  Boost::thread Boost::system Boost::filesystem Boost::chrono glog::glog gflags
+  protobuf::libprotobuf ${OPENBLAS_LIBRARY} Threads::Threads)
+set(CREMA_DEFINITIONS "")
+include_directories(SYSTEM ${CBLAS_INCLUDE_DIR})
+
+if(CREMA_WITH_CUDA)
+  list(APPEND CREMA_DEPENDENCY_LIBS CUDA::cudart CUDA::cublas CUDA::curand)
+else()
+  list(APPEND CREMA_DEFINITIONS CPU_ONLY)
+endif()

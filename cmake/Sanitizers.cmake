@@ -1,0 +1,15 @@
+# CREMA_SANITIZE=thread builds everything with ThreadSanitizer;
+# CREMA_SANITIZE=address with AddressSanitizer and UndefinedBehaviorSanitizer.
+if(CREMA_SANITIZE STREQUAL "thread")
+  set(CREMA_SANITIZER_FLAGS -fsanitize=thread)
+elseif(CREMA_SANITIZE STREQUAL "address")
+  set(CREMA_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+elseif(NOT CREMA_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "CREMA_SANITIZE must be thread, address or empty")
+endif()
+if(CREMA_SANITIZER_FLAGS)
+  foreach(flag ${CREMA_SANITIZER_FLAGS} -fno-omit-frame-pointer)
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:${flag}>)
+  endforeach()
+  add_link_options(${CREMA_SANITIZER_FLAGS})
+endif()

@@ -1,0 +1,61 @@
+// A buffer that lives on the host, the device, or both, and is copied
+// between them lazily, only when the side asked for is out of date.
+#ifndef CREMA_SYNCEDMEM_HPP_
+#define CREMA_SYNCEDMEM_HPP_
+
+#include <cstddef>
+
+#include "crema/common.hpp"
+
+namespace crema {
+
+// Host memory for buffers that may be copied to a GPU: pinned (page-locked)
+// when the calling thread is in GPU mode, so copies can be asynchronous.
+void MallocHost(void** ptr, size_t size, bool* use_cuda);
+void FreeHost(void* ptr, bool use_cuda);
+
+class SyncedMemory {
+ public:
+  // Where the newest copy of the data is.
+  enum SyncedHead { UNINITIALIZED, HEAD_AT_CPU, HEAD_AT_GPU, SYNCED };
+
+  SyncedMemory();
+  explicit SyncedMemory(size_t size);
+  ~SyncedMemory();
+
+  const void* cpu_data();
+  const void* gpu_data();
+  void* mutable_cpu_data();
+  void* mutable_gpu_data();
+  // Uses memory the caller owns (and keeps alive) as the host copy.
+  void set_cpu_data(void* data);
+  void set_gpu_data(void* data);
+#ifndef CPU_ONLY
+  // Starts copying the host data to the device on the given stream; the
+  // caller synchronises the stream before using the device copy.
+  void async_gpu_push(const cudaStream_t& stream);
+#endif
+
+  SyncedHead head() const { return head_; }
+  size_t size() const { return size_; }
+
+ private:
+  void CheckDevice();
+  void to_cpu();
+  void to_gpu();
+
+  void* cpu_ptr_ = nullptr;
+  void* gpu_ptr_ = nullptr;
+  size_t size_ = 0;
+  SyncedHead head_ = UNINITIALIZED;
+  bool own_cpu_data_ = false;
+  bool cpu_malloc_use_cuda_ = false;
+  bool own_gpu_data_ = false;
+  int device_ = -1;
+
+  DISABLE_COPY_AND_ASSIGN(SyncedMemory);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_SYNCEDMEM_HPP_

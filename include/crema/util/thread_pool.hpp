@@ -1,0 +1,74 @@
+// A fixed pool of worker threads for CPU kernels that are not one BLAS call
+// (element-wise ops on large blobs, im2col over a batch, batch transforms).
+// The pool and OpenBLAS share one thread budget so the cores are never
+// oversubscribed: the budget is the total number of threads doing kernel
+// work at once, the calling thread included.
+#ifndef CREMA_UTIL_THREAD_POOL_HPP_
+#define CREMA_UTIL_THREAD_POOL_HPP_
+
+#include <boost/thread/condition_variable.hpp>
+#include <boost/thread/mutex.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "crema/common.hpp"
+
+namespace crema {
+
+// The total number of kernel threads (default: CREMA_NUM_THREADS from the
+// environment, else the number of cores).
+int ThreadBudget();
+// Sets the budget: OpenBLAS gets n threads and the pool n - 1 workers (the
+// caller is the n-th). n < 1 is a user error.
+void SetThreadBudget(int n);
+
+// Counts outstanding parts of a job; Wait() returns when all are done.
+class BlockingCounter {
+ public:
+  explicit BlockingCounter(int count) : count_(count) {}
+  void DecrementCount();
+  void Wait();
+
+ private:
+  boost::mutex mutex_;
+  boost::condition_variable done_;
+  int count_;
+};
+
+// Splits [0, n) into `parts` contiguous ranges whose sizes differ by at most 1.
+// Returns parts + 1 boundaries.
+std::vector<int64_t> BalancedSplit(int64_t n, int parts);
+
+class ThreadPool {
+ public:
+  using RangeFunction = std::function<void(int64_t begin, int64_t end)>;
+
+  explicit ThreadPool(int num_workers);
+  ~ThreadPool();
+
+  // The process-wide pool, sized by the thread budget.
+  static ThreadPool& Global();
+
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+
+  // Calls fn over [0, n) split into balanced ranges of at least min_grain
+  // items, one range on the caller and the others on the workers, and returns
+  // when all are done. An exception thrown by fn is rethrown here. When the
+  // pool is already busy (another thread's job, or a call from inside a
+  // job), fn runs over the whole range on the caller instead, so nested and
+  // concurrent use never deadlocks nor oversubscribes.
+  void ParallelFor(int64_t n, int64_t min_grain, const RangeFunction& fn);
+
+ private:
+  class Worker;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  boost::mutex busy_mutex_;
+
+  DISABLE_COPY_AND_ASSIGN(ThreadPool);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_UTIL_THREAD_POOL_HPP_

@@ -1,0 +1,160 @@
+#include "crema/util/thread_pool.hpp"
+
+extern "C" {
+#include <cblas.h>
+}
+
+#include <algorithm>
+#include <boost/thread/thread.hpp>
+#include <cstdlib>
+#include <exception>
+
+#include "crema/internal_thread.hpp"
+#include "crema/util/blocking_queue.hpp"
+
+namespace crema {
+
+namespace {
+
+int DefaultThreadBudget() {
+  if (const char* env = std::getenv("CREMA_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n >= 1) return n;
+    LOG(WARNING) << "CREMA_NUM_THREADS='" << env << "' is not a positive number; using the cores";
+  }
+  const int cores = static_cast<int>(boost::thread::hardware_concurrency());
+  return cores > 0 ? cores : 1;
+}
+
+boost::mutex& BudgetMutex() {
+  static boost::mutex mutex;
+  return mutex;
+}
+
+int& BudgetValue() {
+  static int budget = 0;  // 0: not set yet
+  return budget;
+}
+
+std::unique_ptr<ThreadPool>& GlobalPool() {
+  static std::unique_ptr<ThreadPool> pool;
+  return pool;
+}
+
+// True on a pool worker, so a kernel that parallelises inside a job runs inline.
+thread_local bool inside_pool_job = false;
+
+}  // namespace
+
+int ThreadBudget() {
+  boost::mutex::scoped_lock lock(BudgetMutex());
+  if (BudgetValue() == 0) {
+    BudgetValue() = DefaultThreadBudget();
+    openblas_set_num_threads(BudgetValue());
+  }
+  return BudgetValue();
+}
+
+void SetThreadBudget(int n) {
+  CREMA_REQUIRE(n >= 1, "the thread budget must be at least 1, got " << n);
+  boost::mutex::scoped_lock lock(BudgetMutex());
+  BudgetValue() = n;
+  openblas_set_num_threads(n);
+  GlobalPool().reset();  // rebuilt at the new size on next use
+}
+
+void BlockingCounter::DecrementCount() {
+  boost::mutex::scoped_lock lock(mutex_);
+  if (--count_ == 0) done_.notify_all();
+}
+
+void BlockingCounter::Wait() {
+  boost::mutex::scoped_lock lock(mutex_);
+  while (count_ > 0) done_.wait(lock);
+}
+
+std::vector<int64_t> BalancedSplit(int64_t n, int parts) {
+  CHECK_GE(parts, 1);
+  std::vector<int64_t> bounds(parts + 1);
+  const int64_t base = n / parts;
+  const int64_t extra = n % parts;  // the first `extra` ranges get one more
+  bounds[0] = 0;
+  for (int i = 0; i < parts; ++i) bounds[i + 1] = bounds[i] + base + (i < extra ? 1 : 0);
+  return bounds;
+}
+
+// A pool thread: runs the tasks pushed to its own queue until stopped.
+class ThreadPool::Worker : public InternalThread {
+ public:
+  explicit Worker(int index) : tasks_("thread pool worker " + std::to_string(index), false) {}
+  ~Worker() override { StopInternalThread(); }
+  void Push(const std::function<void()>& task) { tasks_.push(task); }
+
+ protected:
+  void InternalThreadEntry() override {
+    inside_pool_job = true;
+    while (!must_stop()) {
+      std::function<void()> task = tasks_.pop();
+      task();
+    }
+  }
+
+ private:
+  BlockingQueue<std::function<void()>> tasks_;
+};
+
+ThreadPool::ThreadPool(int num_workers) {
+  for (int i = 0; i < num_workers; ++i) {
+    workers_.emplace_back(new Worker(i));
+    workers_.back()->StartInternalThread();
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  for (auto& worker : workers_) worker->StopInternalThread();
+}
+
+ThreadPool& ThreadPool::Global() {
+  const int budget = ThreadBudget();
+  boost::mutex::scoped_lock lock(BudgetMutex());
+  if (!GlobalPool()) GlobalPool().reset(new ThreadPool(budget - 1));
+  return *GlobalPool();
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t min_grain, const RangeFunction& fn) {
+  if (n <= 0) return;
+  const int64_t grain = min_grain > 0 ? min_grain : 1;
+  const int64_t max_parts = (n + grain - 1) / grain;
+  int parts = static_cast<int>(std::min<int64_t>(max_parts, num_workers() + 1));
+  boost::mutex::scoped_lock busy(busy_mutex_, boost::try_to_lock);
+  if (parts <= 1 || inside_pool_job || !busy.owns_lock()) {
+    fn(0, n);
+    return;
+  }
+  const std::vector<int64_t> bounds = BalancedSplit(n, parts);
+  BlockingCounter pending(parts - 1);
+  boost::mutex failure_mutex;
+  std::exception_ptr failure;
+  for (int part = 1; part < parts; ++part) {
+    const int64_t begin = bounds[part], end = bounds[part + 1];
+    workers_[part - 1]->Push([&, begin, end] {
+      try {
+        fn(begin, end);
+      } catch (...) {
+        boost::mutex::scoped_lock lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+      pending.DecrementCount();
+    });
+  }
+  try {
+    fn(bounds[0], bounds[1]);
+  } catch (...) {
+    boost::mutex::scoped_lock lock(failure_mutex);
+    if (!failure) failure = std::current_exception();
+  }
+  pending.Wait();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace crema

@@ -1,0 +1,71 @@
+// What every suite shares: the element-type and device lists that typed
+// tests run over, and a fixture that puts the test thread in the right mode.
+#ifndef CREMA_TESTS_TEST_COMMON_HPP_
+#define CREMA_TESTS_TEST_COMMON_HPP_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "crema/common.hpp"
+
+namespace crema {
+
+// The folder of BVLC reference files (../shared/compat beside the checkout).
+inline std::string CompatDir() { return std::string(CREMA_SHARED_DIR) + "/compat"; }
+
+template <typename T>
+struct CPUDevice {
+  using Dtype = T;
+  static constexpr Context::Mode device = Context::CPU;
+};
+
+template <typename T>
+struct GPUDevice {
+  using Dtype = T;
+  static constexpr Context::Mode device = Context::GPU;
+};
+
+using TestDtypes = ::testing::Types<float, double>;
+
+#ifdef CPU_ONLY
+using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>>;
+#else
+using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>,
+                                              GPUDevice<float>, GPUDevice<double>>;
+#endif
+
+// True (and the test is skipped with the reason) when a GPU test has no device.
+#define CREMA_SKIP_WITHOUT_GPU()                                                      \
+  do {                                                                                \
+    if (::crema::Context::DeviceCount() == 0) {                                       \
+      GTEST_SKIP() << "no CUDA device on this machine: GPU test skipped";            \
+    }                                                                                 \
+  } while (0)
+
+// Typed over TestDtypesAndDevices: runs the test thread in the device's mode,
+// and skips GPU instances on machines without a CUDA device.
+template <typename TypeParam>
+class MultiDeviceTest : public ::testing::Test {
+ protected:
+  using Dtype = typename TypeParam::Dtype;
+  void SetUp() override {
+    if (TypeParam::device == Context::GPU) CREMA_SKIP_WITHOUT_GPU();
+    Context::set_mode(TypeParam::device);
+  }
+  void TearDown() override { Context::set_mode(Context::CPU); }
+};
+
+// A GPU-only fixture for untyped tests.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CREMA_SKIP_WITHOUT_GPU();
+    Context::set_mode(Context::GPU);
+  }
+  void TearDown() override { Context::set_mode(Context::CPU); }
+};
+
+}  // namespace crema
+
+#endif  // CREMA_TESTS_TEST_COMMON_HPP_

@@ -1,0 +1,22 @@
+// The test binary's entry: logging set up once, and every test starts on a
+// thread in CPU mode with the same seed, so results never depend on order.
+#include <gtest/gtest.h>
+
+#include "crema/common.hpp"
+
+namespace {
+class ResetContext : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo&) override {
+    crema::Context::set_mode(crema::Context::CPU);
+    crema::Context::set_random_seed(1701);
+  }
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ResetContext);
+  return RUN_ALL_TESTS();
+}
