@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs Crema's micro-benchmarks (Google Benchmark) from a build directory.
+set -euo pipefail
+build_dir=${1:-build/release}
+cd "$(dirname "$0")/../.."
+for bench in "$build_dir"/bin/bench_*; do
+  [[ -x "$bench" ]] || continue
+  echo "=== $(basename "$bench")"
+  "$bench" --benchmark_min_time=0.2
+done

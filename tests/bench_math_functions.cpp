@@ -1,0 +1,39 @@
+// Throughput of the CPU kernels that dominate training: sgemm (the machine's
+// peak for the convolution and inner-product layers) and axpy (the update).
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "crema/util/math_functions.hpp"
+
+namespace {
+
+void BM_cpu_gemm(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  crema::rng_uniform<float>(n * n, -1.f, 1.f, a.data());
+  crema::rng_uniform<float>(n * n, -1.f, 1.f, b.data());
+  for (auto _ : state) {
+    crema::cpu_gemm<float>(CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), b.data(), 0.f,
+                           c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsRate,
+                                                 benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_cpu_gemm)->Arg(64)->Arg(256)->Arg(1024);
+
+void BM_cpu_axpy(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<float> x(n, 1.f), y(n, 2.f);
+  for (auto _ : state) {
+    crema::cpu_axpy<float>(n, 0.5f, x.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * n * sizeof(float));
+}
+BENCHMARK(BM_cpu_axpy)->Arg(1 << 16)->Arg(1 << 22);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,174 @@
+// Blob: shapes, reshaping without needless allocation, sharing, copying,
+// the proto round trip, and the reductions, for float and double.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "crema/blob.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+template <typename Dtype>
+class BlobTest : public ::testing::Test {
+ protected:
+  // Fills data with 1..count and diff with -(1..count).
+  static void FillSequence(Blob<Dtype>* blob) {
+    Dtype* data = blob->mutable_cpu_data();
+    Dtype* diff = blob->mutable_cpu_diff();
+    for (int i = 0; i < blob->count(); ++i) {
+      data[i] = Dtype(i + 1);
+      diff[i] = -Dtype(i + 1);
+    }
+  }
+};
+TYPED_TEST_SUITE(BlobTest, TestDtypes);
+
+TYPED_TEST(BlobTest, EmptyBlob) {
+  Blob<TypeParam> blob;
+  EXPECT_EQ(blob.count(), 0);
+  EXPECT_EQ(blob.num_axes(), 0);
+}
+
+TYPED_TEST(BlobTest, LegacyShapeAndCounts) {
+  Blob<TypeParam> blob(2, 3, 4, 5);
+  EXPECT_EQ(blob.num(), 2);
+  EXPECT_EQ(blob.channels(), 3);
+  EXPECT_EQ(blob.height(), 4);
+  EXPECT_EQ(blob.width(), 5);
+  EXPECT_EQ(blob.count(), 120);
+  EXPECT_EQ(blob.count(1), 60);
+  EXPECT_EQ(blob.count(1, 3), 12);
+  EXPECT_EQ(blob.shape(-1), 5);
+  EXPECT_EQ(blob.CanonicalAxisIndex(-4), 0);
+  EXPECT_EQ(blob.offset(1, 2, 3, 4), 119);
+  EXPECT_EQ(blob.offset(std::vector<int>{1, 0, 1}), 65);
+  EXPECT_EQ(blob.shape_string(), "2 3 4 5 (120)");
+  EXPECT_THROW(blob.CanonicalAxisIndex(4), Error);
+}
+
+TYPED_TEST(BlobTest, NdShapeAndLegacyPadding) {
+  Blob<TypeParam> blob(std::vector<int>{7});
+  EXPECT_EQ(blob.count(), 7);
+  EXPECT_EQ(blob.num(), 7);
+  EXPECT_EQ(blob.channels(), 1);
+  EXPECT_EQ(blob.width(), 1);
+  Blob<TypeParam> scalar(std::vector<int>{});
+  EXPECT_EQ(scalar.count(), 1);  // a 0-axis blob holds one value
+  Blob<TypeParam> six(std::vector<int>{1, 2, 1, 2, 1, 2});
+  EXPECT_EQ(six.count(), 8);
+  EXPECT_EQ(six.num_axes(), 6);
+}
+
+TYPED_TEST(BlobTest, BadShapesAreUserErrors) {
+  Blob<TypeParam> blob;
+  EXPECT_THROW(blob.Reshape(std::vector<int>{2, -1}), Error);
+  EXPECT_THROW(blob.Reshape(std::vector<int>(33, 1)), Error);
+  EXPECT_THROW(blob.Reshape(std::vector<int>{1 << 16, 1 << 16}), Error);
+}
+
+TYPED_TEST(BlobTest, ReshapeToSmallerKeepsMemory) {
+  Blob<TypeParam> blob(2, 3, 4, 5);
+  const TypeParam* data = blob.cpu_data();
+  blob.Reshape(1, 3, 4, 5);
+  EXPECT_EQ(blob.cpu_data(), data);
+  EXPECT_EQ(blob.count(), 60);
+  blob.Reshape(2, 3, 4, 5);
+  EXPECT_EQ(blob.cpu_data(), data);  // back within capacity
+  blob.Reshape(3, 3, 4, 5);
+  EXPECT_EQ(blob.count(), 180);
+}
+
+TYPED_TEST(BlobTest, ReductionsAndScaling) {
+  Blob<TypeParam> blob(1, 1, 2, 2);
+  this->FillSequence(&blob);  // data 1 2 3 4, diff -1 -2 -3 -4
+  EXPECT_EQ(blob.asum_data(), TypeParam(10));
+  EXPECT_EQ(blob.asum_diff(), TypeParam(10));
+  EXPECT_EQ(blob.sumsq_data(), TypeParam(30));
+  EXPECT_EQ(blob.sumsq_diff(), TypeParam(30));
+  blob.scale_data(TypeParam(2));
+  EXPECT_EQ(blob.cpu_data()[3], TypeParam(8));
+  blob.scale_diff(TypeParam(0.5));
+  EXPECT_EQ(blob.cpu_diff()[1], TypeParam(-1));
+}
+
+TYPED_TEST(BlobTest, UpdateSubtractsDiff) {
+  Blob<TypeParam> blob(1, 1, 1, 3);
+  this->FillSequence(&blob);
+  blob.Update();  // data - diff = 2 * data
+  EXPECT_EQ(blob.cpu_data()[0], TypeParam(2));
+  EXPECT_EQ(blob.cpu_data()[2], TypeParam(6));
+}
+
+TYPED_TEST(BlobTest, ShareDataAndDiff) {
+  Blob<TypeParam> a(1, 1, 1, 4), b(1, 1, 2, 2);
+  this->FillSequence(&a);
+  b.ShareData(a);
+  b.ShareDiff(a);
+  EXPECT_EQ(b.cpu_data(), a.cpu_data());
+  EXPECT_EQ(b.cpu_diff()[3], TypeParam(-4));
+  b.mutable_cpu_data()[0] = TypeParam(9);
+  EXPECT_EQ(a.cpu_data()[0], TypeParam(9));
+}
+
+TYPED_TEST(BlobTest, CopyFromChecksShapeUnlessReshaping) {
+  Blob<TypeParam> source(1, 2, 1, 2), target(1, 1, 1, 1);
+  this->FillSequence(&source);
+  EXPECT_THROW(target.CopyFrom(source), Error);
+  target.CopyFrom(source, false, true);
+  EXPECT_EQ(target.shape(), source.shape());
+  EXPECT_EQ(target.cpu_data()[3], TypeParam(4));
+  target.CopyFrom(source, true);
+  EXPECT_EQ(target.cpu_diff()[2], TypeParam(-3));
+  EXPECT_NE(target.cpu_data(), source.cpu_data());  // a copy, not a share
+}
+
+TYPED_TEST(BlobTest, ProtoRoundTripIsExact) {
+  Blob<TypeParam> blob(std::vector<int>{2, 3});
+  this->FillSequence(&blob);
+  blob.mutable_cpu_data()[0] = TypeParam(0.1);  // not exact in binary: must survive anyway
+  BlobProto proto;
+  blob.ToProto(&proto, true);
+  EXPECT_EQ(proto.shape().dim_size(), 2);
+  Blob<TypeParam> back;
+  back.FromProto(proto);
+  EXPECT_EQ(back.shape(), blob.shape());
+  for (int i = 0; i < blob.count(); ++i) {
+    EXPECT_EQ(back.cpu_data()[i], blob.cpu_data()[i]);
+    EXPECT_EQ(back.cpu_diff()[i], blob.cpu_diff()[i]);
+  }
+}
+
+TYPED_TEST(BlobTest, ReadsLegacyAndFloatProtos) {
+  BlobProto proto;  // the old 4-D form, float values, as in old .caffemodel files
+  proto.set_num(1);
+  proto.set_channels(2);
+  proto.set_height(1);
+  proto.set_width(2);
+  for (int i = 0; i < 4; ++i) proto.add_data(0.5f * i);
+  Blob<TypeParam> blob;
+  blob.FromProto(proto);
+  EXPECT_EQ(blob.shape(), (std::vector<int>{1, 2, 1, 2}));
+  EXPECT_EQ(blob.cpu_data()[3], TypeParam(1.5));
+  EXPECT_TRUE(blob.ShapeEquals(proto));
+  Blob<TypeParam> wrong(1, 1, 2, 2);
+  EXPECT_FALSE(wrong.ShapeEquals(proto));
+  try {
+    wrong.FromProto(proto, false);
+    FAIL() << "a shape mismatch must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 1 1 2 2"), std::string::npos) << e.what();
+  }
+}
+
+TYPED_TEST(BlobTest, ProtoWithWrongValueCountIsRefused) {
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(3);
+  proto.add_data(1.f);
+  Blob<TypeParam> blob;
+  EXPECT_THROW(blob.FromProto(proto), Error);
+}
+
+}  // namespace
+}  // namespace crema
