@@ -1,0 +1,132 @@
+// Layer: the unit of computation of a net. A layer reads its bottom blobs and
+// writes its top blobs (Forward), and propagates gradients from its tops to
+// its bottoms and its parameters (Backward). Each layer type has a CPU body
+// and, optionally, a GPU body; the GPU body defaults to the CPU one.
+#ifndef CREMA_LAYER_HPP_
+#define CREMA_LAYER_HPP_
+
+#include <boost/thread/mutex.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/blob.hpp"
+#include "crema/common.hpp"
+#include "crema/layer_factory.hpp"
+#include "crema/proto/crema.pb.h"
+#include "crema/util/math_functions.hpp"
+
+namespace crema {
+
+// Throws a user error whose message names the layer and its type:
+//   CREMA_LAYER_REQUIRE(stride > 0, "stride must be positive, got " << stride);
+#define CREMA_LAYER_REQUIRE(condition, message)                                         \
+  CREMA_REQUIRE(condition, "layer '" << this->layer_param_.name() << "' (" << this->type() \
+                                     << "): " << message)
+
+template <typename Dtype>
+class Layer {
+ public:
+  // Takes the layer's configuration and, if it carries blobs (trained
+  // weights), copies them in.
+  explicit Layer(const LayerParameter& param);
+  virtual ~Layer() = default;
+
+  // Checks the blob counts, runs the layer's own set-up, shapes the tops and
+  // sets the loss weights. Wrong bottoms or parameters are user errors (Error)
+  // naming the layer.
+  void SetUp(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top);
+
+  // One-time set-up specific to the layer type: read parameters, create and
+  // fill learnable blobs.
+  virtual void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                          const std::vector<Blob<Dtype>*>& top) {}
+  // Shapes the tops (and internal buffers) from the bottoms' shapes.
+  virtual void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                       const std::vector<Blob<Dtype>*>& top) = 0;
+
+  // Computes the tops from the bottoms and returns the weighted loss.
+  Dtype Forward(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top);
+  // Computes the bottoms' (where propagate_down) and the parameters' gradients.
+  void Backward(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob<Dtype>*>& bottom);
+
+  std::vector<std::shared_ptr<Blob<Dtype>>>& blobs() { return blobs_; }
+  const LayerParameter& layer_param() const { return layer_param_; }
+  // Writes the configuration and the learnable blobs.
+  virtual void ToProto(LayerParameter* param, bool write_diff = false);
+
+  Dtype loss(int top_index) const {
+    return loss_.size() > static_cast<size_t>(top_index) ? loss_[top_index] : Dtype(0);
+  }
+  void set_loss(int top_index, Dtype value);
+
+  virtual const char* type() const { return ""; }
+
+  // Blob counts the layer accepts; -1 means "no constraint".
+  virtual int ExactNumBottomBlobs() const { return -1; }
+  virtual int MinBottomBlobs() const { return -1; }
+  virtual int MaxBottomBlobs() const { return -1; }
+  virtual int ExactNumTopBlobs() const { return -1; }
+  virtual int MinTopBlobs() const { return -1; }
+  virtual int MaxTopBlobs() const { return -1; }
+  virtual bool EqualNumBottomTopBlobs() const { return false; }
+  // True when the net should create the minimum number of tops the prototxt
+  // did not name (e.g. a loss layer's top).
+  virtual bool AutoTopBlobs() const { return false; }
+  // Whether force_backward may ask for the gradient of this bottom (labels,
+  // say, have none).
+  virtual bool AllowForceBackward(int bottom_index) const { return true; }
+
+  bool param_propagate_down(int param_id) const {
+    return param_propagate_down_.size() > static_cast<size_t>(param_id) &&
+           param_propagate_down_[param_id];
+  }
+  void set_param_propagate_down(int param_id, bool value);
+
+  // A layer that cannot be split per solver (it holds the one copy of some
+  // data) returns true; data-parallel training then builds it once and lets
+  // the solvers pass through its Forward one at a time.
+  virtual bool ShareInParallel() const { return false; }
+  bool IsShared() const { return is_shared_; }
+  void SetShared(bool is_shared);
+
+ protected:
+  virtual void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                           const std::vector<Blob<Dtype>*>& top) = 0;
+  virtual void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                           const std::vector<Blob<Dtype>*>& top) {
+    Forward_cpu(bottom, top);
+  }
+  virtual void Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                            const std::vector<bool>& propagate_down,
+                            const std::vector<Blob<Dtype>*>& bottom) = 0;
+  virtual void Backward_gpu(const std::vector<Blob<Dtype>*>& top,
+                            const std::vector<bool>& propagate_down,
+                            const std::vector<Blob<Dtype>*>& bottom) {
+    Backward_cpu(top, propagate_down, bottom);
+  }
+
+  virtual void CheckBlobCounts(const std::vector<Blob<Dtype>*>& bottom,
+                               const std::vector<Blob<Dtype>*>& top);
+  // Reads each top's loss weight into its diff, so Backward starts from it.
+  void SetLossWeights(const std::vector<Blob<Dtype>*>& top);
+
+  LayerParameter layer_param_;
+  Phase phase_;
+  std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
+  std::vector<bool> param_propagate_down_;
+  // Each top's weight in the objective (0 for non-loss tops).
+  std::vector<Dtype> loss_;
+
+ private:
+  bool is_shared_ = false;
+  // Held by Forward when the layer is shared between solver threads.
+  std::unique_ptr<boost::mutex> forward_mutex_;
+
+  DISABLE_COPY_AND_ASSIGN(Layer);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYER_HPP_

@@ -1,0 +1,31 @@
+// Reading and writing protobuf files: text prototxt and binary (.caffemodel,
+// .solverstate, .binaryproto). Reads report a missing or malformed file as a
+// user error (Error) naming the file and, for text, the line and column.
+// Writes go to a temporary file that is renamed into place, so a crash while
+// writing leaves the previous file intact.
+#ifndef CREMA_UTIL_IO_HPP_
+#define CREMA_UTIL_IO_HPP_
+
+#include <google/protobuf/message.h>
+
+#include <string>
+
+namespace crema {
+
+void ReadProtoFromTextFile(const std::string& filename, google::protobuf::Message* proto);
+void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Message* proto);
+// Parses prototxt held in a string; `origin` names it in error messages.
+void ReadProtoFromString(const std::string& text, const std::string& origin,
+                         google::protobuf::Message* proto);
+
+void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::string& filename);
+void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::string& filename);
+
+// Writes bytes to filename atomically (temporary file, fsync, rename).
+void WriteFileAtomically(const std::string& filename, const std::string& contents);
+
+bool FileExists(const std::string& filename);
+
+}  // namespace crema
+
+#endif  // CREMA_UTIL_IO_HPP_

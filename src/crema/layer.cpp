@@ -1,0 +1,208 @@
+#include "crema/layer.hpp"
+
+#include <algorithm>
+
+namespace crema {
+
+template <typename Dtype>
+Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
+  phase_ = param.phase();
+  if (layer_param_.blobs_size() > 0) {
+    blobs_.resize(layer_param_.blobs_size());
+    for (int i = 0; i < layer_param_.blobs_size(); ++i) {
+      blobs_[i].reset(new Blob<Dtype>());
+      blobs_[i]->FromProto(layer_param_.blobs(i));
+    }
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::SetUp(const std::vector<Blob<Dtype>*>& bottom,
+                         const std::vector<Blob<Dtype>*>& top) {
+  CheckBlobCounts(bottom, top);
+  LayerSetUp(bottom, top);
+  // Every learnable blob gets a gradient unless the net says otherwise.
+  param_propagate_down_.resize(blobs_.size(), true);
+  Reshape(bottom, top);
+  SetLossWeights(top);
+}
+
+template <typename Dtype>
+Dtype Layer<Dtype>::Forward(const std::vector<Blob<Dtype>*>& bottom,
+                            const std::vector<Blob<Dtype>*>& top) {
+  // A layer shared by several solver threads is entered by one at a time.
+  std::unique_ptr<boost::mutex::scoped_lock> lock;
+  if (is_shared_) lock.reset(new boost::mutex::scoped_lock(*forward_mutex_));
+  Dtype total_loss = 0;
+  Reshape(bottom, top);
+  const bool gpu = Context::mode() == Context::GPU;
+  if (gpu) {
+    Forward_gpu(bottom, top);
+  } else {
+    Forward_cpu(bottom, top);
+  }
+  // A loss top's diff holds its loss weight (SetLossWeights), so the weighted
+  // loss is the dot product of its data and diff.
+  for (size_t top_id = 0; top_id < top.size(); ++top_id) {
+    if (!loss(static_cast<int>(top_id))) continue;
+    const int count = top[top_id]->count();
+#ifndef CPU_ONLY
+    if (gpu) {
+      Dtype blob_loss = 0;
+      gpu_dot(count, top[top_id]->gpu_data(), top[top_id]->gpu_diff(), &blob_loss);
+      total_loss += blob_loss;
+      continue;
+    }
+#endif
+    total_loss += cpu_dot(count, top[top_id]->cpu_data(), top[top_id]->cpu_diff());
+  }
+  return total_loss;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::Backward(const std::vector<Blob<Dtype>*>& top,
+                            const std::vector<bool>& propagate_down,
+                            const std::vector<Blob<Dtype>*>& bottom) {
+  if (Context::mode() == Context::GPU) {
+    Backward_gpu(top, propagate_down, bottom);
+  } else {
+    Backward_cpu(top, propagate_down, bottom);
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
+  param->Clear();
+  param->CopyFrom(layer_param_);
+  param->clear_blobs();
+  for (const auto& blob : blobs_) blob->ToProto(param->add_blobs(), write_diff);
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_loss(int top_index, Dtype value) {
+  if (loss_.size() <= static_cast<size_t>(top_index)) loss_.resize(top_index + 1, Dtype(0));
+  loss_[top_index] = value;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_param_propagate_down(int param_id, bool value) {
+  if (param_propagate_down_.size() <= static_cast<size_t>(param_id)) {
+    param_propagate_down_.resize(param_id + 1, true);
+  }
+  param_propagate_down_[param_id] = value;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::SetShared(bool is_shared) {
+  CHECK(ShareInParallel() || !is_shared) << type() << " layers cannot be shared";
+  is_shared_ = is_shared;
+  if (is_shared_ && !forward_mutex_) forward_mutex_.reset(new boost::mutex());
+}
+
+namespace {
+std::string Plural(int n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+}  // namespace
+
+template <typename Dtype>
+void Layer<Dtype>::CheckBlobCounts(const std::vector<Blob<Dtype>*>& bottom,
+                                   const std::vector<Blob<Dtype>*>& top) {
+  const int num_bottom = static_cast<int>(bottom.size());
+  const int num_top = static_cast<int>(top.size());
+  if (ExactNumBottomBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_bottom == ExactNumBottomBlobs(),
+                        "takes " << Plural(ExactNumBottomBlobs(), "bottom blob") << ", got "
+                                 << num_bottom);
+  }
+  if (MinBottomBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_bottom >= MinBottomBlobs(),
+                        "takes at least " << Plural(MinBottomBlobs(), "bottom blob")
+                                          << ", got " << num_bottom);
+  }
+  if (MaxBottomBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_bottom <= MaxBottomBlobs(),
+                        "takes at most " << Plural(MaxBottomBlobs(), "bottom blob") << ", got "
+                                         << num_bottom);
+  }
+  if (ExactNumTopBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_top == ExactNumTopBlobs(),
+                        "produces " << Plural(ExactNumTopBlobs(), "top blob") << ", got "
+                                    << num_top);
+  }
+  if (MinTopBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_top >= MinTopBlobs(),
+                        "produces at least " << Plural(MinTopBlobs(), "top blob") << ", got "
+                                             << num_top);
+  }
+  if (MaxTopBlobs() >= 0) {
+    CREMA_LAYER_REQUIRE(num_top <= MaxTopBlobs(),
+                        "produces at most " << Plural(MaxTopBlobs(), "top blob") << ", got "
+                                            << num_top);
+  }
+  if (EqualNumBottomTopBlobs()) {
+    CREMA_LAYER_REQUIRE(num_bottom == num_top, "needs as many tops as bottoms, got "
+                                                   << num_bottom << " bottoms and " << num_top
+                                                   << " tops");
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::SetLossWeights(const std::vector<Blob<Dtype>*>& top) {
+  const int num_loss_weights = layer_param_.loss_weight_size();
+  if (num_loss_weights == 0) return;
+  CREMA_LAYER_REQUIRE(num_loss_weights == static_cast<int>(top.size()),
+                      "has " << num_loss_weights << " loss_weight values for " << top.size()
+                             << " tops; give one per top");
+  for (int top_id = 0; top_id < static_cast<int>(top.size()); ++top_id) {
+    const Dtype loss_weight = layer_param_.loss_weight(top_id);
+    if (loss_weight == Dtype(0)) continue;
+    set_loss(top_id, loss_weight);
+    cpu_set(top[top_id]->count(), loss_weight, top[top_id]->mutable_cpu_diff());
+  }
+}
+
+INSTANTIATE_CLASS(Layer);
+
+// ---- LayerRegistry --------------------------------------------------------------
+
+template <typename Dtype>
+std::map<std::string, typename LayerRegistry<Dtype>::Creator>& LayerRegistry<Dtype>::Registry() {
+  static std::map<std::string, Creator> registry;
+  return registry;
+}
+
+template <typename Dtype>
+void LayerRegistry<Dtype>::AddCreator(const std::string& type, Creator creator) {
+  CHECK_EQ(Registry().count(type), 0u) << "layer type " << type << " registered twice";
+  Registry()[type] = std::move(creator);
+}
+
+template <typename Dtype>
+std::shared_ptr<Layer<Dtype>> LayerRegistry<Dtype>::CreateLayer(const LayerParameter& param) {
+  auto it = Registry().find(param.type());
+  if (it == Registry().end()) {
+    std::string known;
+    for (const auto& type : LayerTypeList()) known += (known.empty() ? "" : ", ") + type;
+    CREMA_FAIL("layer '" << param.name() << "': unknown layer type '" << param.type()
+                         << "' (known types: " << known << ")");
+  }
+  return it->second(param);
+}
+
+template <typename Dtype>
+std::vector<std::string> LayerRegistry<Dtype>::LayerTypeList() {
+  std::vector<std::string> types;
+  for (const auto& entry : Registry()) types.push_back(entry.first);
+  return types;
+}
+
+template <typename Dtype>
+bool LayerRegistry<Dtype>::IsRegistered(const std::string& type) {
+  return Registry().count(type) > 0;
+}
+
+template class LayerRegistry<float>;
+template class LayerRegistry<double>;
+
+}  // namespace crema

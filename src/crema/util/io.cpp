@@ -1,0 +1,127 @@
+#include "crema/util/io.hpp"
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/text_format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "crema/common.hpp"
+
+namespace crema {
+
+namespace {
+
+// Collects the text parser's first error with its position.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (!has_error_) {
+      has_error_ = true;
+      std::ostringstream os;
+      // The parser counts from 0; editors count from 1.
+      os << (line + 1) << ":" << (column + 1) << ": " << message;
+      first_error_ = os.str();
+    }
+  }
+  bool has_error() const { return has_error_; }
+  const std::string& first_error() const { return first_error_; }
+
+ private:
+  bool has_error_ = false;
+  std::string first_error_;
+};
+
+std::string ReadWholeFile(const std::string& filename) {
+  std::ifstream in(filename, std::ios::binary);
+  CREMA_REQUIRE(in.good(), filename << ": cannot open file (" << std::strerror(errno) << ")");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  CREMA_REQUIRE(!in.bad(), filename << ": read error");
+  return contents.str();
+}
+
+}  // namespace
+
+bool FileExists(const std::string& filename) {
+  struct stat info;
+  return ::stat(filename.c_str(), &info) == 0;
+}
+
+void ReadProtoFromString(const std::string& text, const std::string& origin,
+                         google::protobuf::Message* proto) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, proto)) {
+    CREMA_FAIL(origin << ":" << (errors.has_error() ? errors.first_error() : "parse error")
+                      << " (expected a " << proto->GetDescriptor()->name() << " in text format)");
+  }
+}
+
+void ReadProtoFromTextFile(const std::string& filename, google::protobuf::Message* proto) {
+  ReadProtoFromString(ReadWholeFile(filename), filename, proto);
+}
+
+void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Message* proto) {
+  const int fd = ::open(filename.c_str(), O_RDONLY);
+  CREMA_REQUIRE(fd >= 0, filename << ": cannot open file (" << std::strerror(errno) << ")");
+  google::protobuf::io::FileInputStream raw_input(fd);
+  raw_input.SetCloseOnDelete(true);
+  google::protobuf::io::CodedInputStream coded_input(&raw_input);
+  // Model files can exceed protobuf's default 64 MB guard (VGG is ~550 MB).
+  coded_input.SetTotalBytesLimit(INT_MAX);
+  const bool parsed = proto->ParseFromCodedStream(&coded_input);
+  CREMA_REQUIRE(parsed && coded_input.ConsumedEntireMessage(),
+                filename << ": not a valid binary " << proto->GetDescriptor()->name()
+                         << " (truncated or corrupt file)");
+}
+
+void WriteFileAtomically(const std::string& filename, const std::string& contents) {
+  const std::string temporary = filename + ".tmp-" + std::to_string(::getpid());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CREMA_REQUIRE(fd >= 0, temporary << ": cannot create file (" << std::strerror(errno) << ")");
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      CREMA_FAIL(temporary << ": write failed (" << std::strerror(error) << ")");
+    }
+    written += static_cast<size_t>(n);
+  }
+  // The data must be on disk before the rename makes it the file of record.
+  const bool synced = ::fsync(fd) == 0;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed || ::rename(temporary.c_str(), filename.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    CREMA_FAIL(filename << ": cannot write file (" << std::strerror(error) << ")");
+  }
+}
+
+void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::string& filename) {
+  std::string text;
+  CHECK(google::protobuf::TextFormat::PrintToString(proto, &text));
+  WriteFileAtomically(filename, text);
+}
+
+void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::string& filename) {
+  std::string bytes;
+  CREMA_REQUIRE(proto.SerializeToString(&bytes),
+                filename << ": cannot serialise " << proto.GetDescriptor()->name());
+  WriteFileAtomically(filename, bytes);
+}
+
+}  // namespace crema

@@ -1,0 +1,289 @@
+#include "crema/util/math_functions.hpp"
+
+#include <boost/random/bernoulli_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
+#include <cstring>
+
+namespace crema {
+
+namespace {
+
+// Overloads that pick the single- or double-precision CBLAS routine, so each
+// math function below is written once as a template.
+inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                      float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                      float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                      double alpha, const double* A, int lda, const double* B, int ldb, double beta,
+                      double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+inline void blas_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, float alpha, const float* A,
+                      const float* x, float beta, float* y) {
+  cblas_sgemv(CblasRowMajor, trans_a, M, N, alpha, A, N, x, 1, beta, y, 1);
+}
+inline void blas_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, double alpha, const double* A,
+                      const double* x, double beta, double* y) {
+  cblas_dgemv(CblasRowMajor, trans_a, M, N, alpha, A, N, x, 1, beta, y, 1);
+}
+
+inline void blas_axpy(int N, float alpha, const float* X, float* Y) {
+  cblas_saxpy(N, alpha, X, 1, Y, 1);
+}
+inline void blas_axpy(int N, double alpha, const double* X, double* Y) {
+  cblas_daxpy(N, alpha, X, 1, Y, 1);
+}
+
+inline void blas_scal(int N, float alpha, float* X) { cblas_sscal(N, alpha, X, 1); }
+inline void blas_scal(int N, double alpha, double* X) { cblas_dscal(N, alpha, X, 1); }
+
+inline float blas_dot(int N, const float* x, int incx, const float* y, int incy) {
+  return cblas_sdot(N, x, incx, y, incy);
+}
+inline double blas_dot(int N, const double* x, int incx, const double* y, int incy) {
+  return cblas_ddot(N, x, incx, y, incy);
+}
+
+inline float blas_asum(int N, const float* x) { return cblas_sasum(N, x, 1); }
+inline double blas_asum(int N, const double* x) { return cblas_dasum(N, x, 1); }
+
+}  // namespace
+
+template <typename Dtype>
+void cpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K, Dtype alpha,
+              const Dtype* A, const Dtype* B, Dtype beta, Dtype* C) {
+  // Row-major: the leading dimension is the stored row length.
+  const int lda = (trans_a == CblasNoTrans) ? K : M;
+  const int ldb = (trans_b == CblasNoTrans) ? N : K;
+  blas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+}
+
+template <typename Dtype>
+void cpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A, const Dtype* x,
+              Dtype beta, Dtype* y) {
+  blas_gemv(trans_a, M, N, alpha, A, x, beta, y);
+}
+
+template <typename Dtype>
+void cpu_axpy(int N, Dtype alpha, const Dtype* X, Dtype* Y) {
+  blas_axpy(N, alpha, X, Y);
+}
+
+template <typename Dtype>
+void cpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y) {
+  // As in BLAS, beta == 0 means Y is not read: it may hold garbage or NaN.
+  if (beta == Dtype(0)) {
+    cpu_set(N, Dtype(0), Y);
+  } else {
+    blas_scal(N, beta, Y);
+  }
+  blas_axpy(N, alpha, X, Y);
+}
+
+template <typename Dtype>
+void cpu_copy(int N, const Dtype* X, Dtype* Y) {
+  if (X == Y || N <= 0) return;
+  std::memcpy(Y, X, sizeof(Dtype) * N);
+}
+
+template <typename Dtype>
+void cpu_set(int N, Dtype alpha, Dtype* Y) {
+  if (N <= 0) return;
+  if (alpha == Dtype(0)) {
+    std::memset(Y, 0, sizeof(Dtype) * N);
+    return;
+  }
+  for (int i = 0; i < N; ++i) Y[i] = alpha;
+}
+
+template <typename Dtype>
+void cpu_add_scalar(int N, Dtype alpha, Dtype* Y) {
+  for (int i = 0; i < N; ++i) Y[i] += alpha;
+}
+
+template <typename Dtype>
+void cpu_scal(int N, Dtype alpha, Dtype* X) {
+  blas_scal(N, alpha, X);
+}
+
+template <typename Dtype>
+void cpu_scale(int N, Dtype alpha, const Dtype* x, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = alpha * x[i];
+}
+
+template <typename Dtype>
+void cpu_add(int N, const Dtype* a, const Dtype* b, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = a[i] + b[i];
+}
+
+template <typename Dtype>
+void cpu_sub(int N, const Dtype* a, const Dtype* b, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = a[i] - b[i];
+}
+
+template <typename Dtype>
+void cpu_mul(int N, const Dtype* a, const Dtype* b, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = a[i] * b[i];
+}
+
+template <typename Dtype>
+void cpu_div(int N, const Dtype* a, const Dtype* b, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = a[i] / b[i];
+}
+
+template <typename Dtype>
+void cpu_sqr(int N, const Dtype* a, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = a[i] * a[i];
+}
+
+template <typename Dtype>
+void cpu_sqrt(int N, const Dtype* a, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::sqrt(a[i]);
+}
+
+template <typename Dtype>
+void cpu_powx(int N, const Dtype* a, Dtype b, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::pow(a[i], b);
+}
+
+template <typename Dtype>
+void cpu_exp(int N, const Dtype* a, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::exp(a[i]);
+}
+
+template <typename Dtype>
+void cpu_log(int N, const Dtype* a, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::log(a[i]);
+}
+
+template <typename Dtype>
+void cpu_abs(int N, const Dtype* a, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::fabs(a[i]);
+}
+
+template <typename Dtype>
+void cpu_sign(int N, const Dtype* x, Dtype* y) {
+  for (int i = 0; i < N; ++i) {
+    y[i] = static_cast<Dtype>((Dtype(0) < x[i]) - (x[i] < Dtype(0)));
+  }
+}
+
+template <typename Dtype>
+void cpu_sgnbit(int N, const Dtype* x, Dtype* y) {
+  for (int i = 0; i < N; ++i) y[i] = std::signbit(x[i]) ? Dtype(1) : Dtype(0);
+}
+
+template <typename Dtype>
+Dtype cpu_dot(int N, const Dtype* x, const Dtype* y) {
+  return blas_dot(N, x, 1, y, 1);
+}
+
+template <typename Dtype>
+Dtype cpu_strided_dot(int N, const Dtype* x, int incx, const Dtype* y, int incy) {
+  return blas_dot(N, x, incx, y, incy);
+}
+
+template <typename Dtype>
+Dtype cpu_asum(int N, const Dtype* x) {
+  return blas_asum(N, x);
+}
+
+uint32_t rng_rand() { return Context::rng()(); }
+
+template <typename Dtype>
+void rng_uniform(int N, Dtype a, Dtype b, Dtype* r) {
+  CHECK_GE(N, 0);
+  CHECK(r);
+  CHECK_LE(a, b);
+  // Boost's distribution rejects draws equal to b, so with a == b it never returns.
+  if (a == b) {
+    cpu_set(N, a, r);
+    return;
+  }
+  boost::random::uniform_real_distribution<Dtype> distribution(a, b);
+  RNG::Generator& generator = Context::rng().generator();
+  for (int i = 0; i < N; ++i) r[i] = distribution(generator);
+}
+
+template <typename Dtype>
+void rng_gaussian(int N, Dtype mu, Dtype sigma, Dtype* r) {
+  CHECK_GE(N, 0);
+  CHECK(r);
+  CHECK_GT(sigma, 0);
+  boost::random::normal_distribution<Dtype> distribution(mu, sigma);
+  RNG::Generator& generator = Context::rng().generator();
+  for (int i = 0; i < N; ++i) r[i] = distribution(generator);
+}
+
+namespace {
+
+template <typename Dtype, typename Int>
+void FillBernoulli(int N, Dtype p, Int* r) {
+  CHECK_GE(N, 0);
+  CHECK(r);
+  CHECK_GE(p, 0);
+  CHECK_LE(p, 1);
+  boost::random::bernoulli_distribution<Dtype> distribution(p);
+  RNG::Generator& generator = Context::rng().generator();
+  for (int i = 0; i < N; ++i) r[i] = distribution(generator) ? 1 : 0;
+}
+
+}  // namespace
+
+template <typename Dtype>
+void rng_bernoulli(int N, Dtype p, int* r) {
+  FillBernoulli(N, p, r);
+}
+
+template <typename Dtype>
+void rng_bernoulli(int N, Dtype p, unsigned int* r) {
+  FillBernoulli(N, p, r);
+}
+
+#define INSTANTIATE_CPU_MATH(Dtype)                                                           \
+  template void cpu_gemm<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype,       \
+                                const Dtype*, const Dtype*, Dtype, Dtype*);                   \
+  template void cpu_gemv<Dtype>(CBLAS_TRANSPOSE, int, int, Dtype, const Dtype*, const Dtype*, \
+                                Dtype, Dtype*);                                               \
+  template void cpu_axpy<Dtype>(int, Dtype, const Dtype*, Dtype*);                            \
+  template void cpu_axpby<Dtype>(int, Dtype, const Dtype*, Dtype, Dtype*);                    \
+  template void cpu_add_scalar<Dtype>(int, Dtype, Dtype*);                                    \
+  template void cpu_scal<Dtype>(int, Dtype, Dtype*);                                          \
+  template void cpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                           \
+  template void cpu_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
+  template void cpu_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
+  template void cpu_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
+  template void cpu_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
+  template void cpu_sqr<Dtype>(int, const Dtype*, Dtype*);                                    \
+  template void cpu_sqrt<Dtype>(int, const Dtype*, Dtype*);                                   \
+  template void cpu_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);                            \
+  template void cpu_exp<Dtype>(int, const Dtype*, Dtype*);                                    \
+  template void cpu_log<Dtype>(int, const Dtype*, Dtype*);                                    \
+  template void cpu_abs<Dtype>(int, const Dtype*, Dtype*);                                    \
+  template void cpu_sign<Dtype>(int, const Dtype*, Dtype*);                                   \
+  template void cpu_sgnbit<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template Dtype cpu_dot<Dtype>(int, const Dtype*, const Dtype*);                             \
+  template Dtype cpu_strided_dot<Dtype>(int, const Dtype*, int, const Dtype*, int);           \
+  template Dtype cpu_asum<Dtype>(int, const Dtype*);                                          \
+  template void rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);                                \
+  template void rng_gaussian<Dtype>(int, Dtype, Dtype, Dtype*);                               \
+  template void rng_bernoulli<Dtype>(int, Dtype, int*);                                       \
+  template void rng_bernoulli<Dtype>(int, Dtype, unsigned int*)
+
+INSTANTIATE_CPU_MATH(float);
+INSTANTIATE_CPU_MATH(double);
+
+#define INSTANTIATE_CPU_FILL(Dtype)                         \
+  template void cpu_copy<Dtype>(int, const Dtype*, Dtype*); \
+  template void cpu_set<Dtype>(int, Dtype, Dtype*)
+
+INSTANTIATE_CPU_FILL(float);
+INSTANTIATE_CPU_FILL(double);
+INSTANTIATE_CPU_FILL(int);
+INSTANTIATE_CPU_FILL(unsigned int);
+
+}  // namespace crema
