@@ -24,6 +24,25 @@ namespace crema {
   CREMA_REQUIRE(condition, "layer '" << this->layer_param_.name() << "' (" << this->type() \
                                      << "): " << message)
 
+// Explicit instantiation of a layer's GPU bodies, at the bottom of its .cu file.
+#define INSTANTIATE_LAYER_GPU_FORWARD(classname)                                           \
+  template void classname<float>::Forward_gpu(const std::vector<Blob<float>*>& bottom,    \
+                                              const std::vector<Blob<float>*>& top);      \
+  template void classname<double>::Forward_gpu(const std::vector<Blob<double>*>& bottom,  \
+                                               const std::vector<Blob<double>*>& top)
+
+#define INSTANTIATE_LAYER_GPU_BACKWARD(classname)                                         \
+  template void classname<float>::Backward_gpu(const std::vector<Blob<float>*>& top,      \
+                                               const std::vector<bool>& propagate_down,   \
+                                               const std::vector<Blob<float>*>& bottom);  \
+  template void classname<double>::Backward_gpu(const std::vector<Blob<double>*>& top,    \
+                                                const std::vector<bool>& propagate_down,  \
+                                                const std::vector<Blob<double>*>& bottom)
+
+#define INSTANTIATE_LAYER_GPU_FUNCS(classname) \
+  INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
+  INSTANTIATE_LAYER_GPU_BACKWARD(classname)
+
 template <typename Dtype>
 class Layer {
  public:
