@@ -4,6 +4,7 @@ find_package(Boost 1.70 REQUIRED COMPONENTS thread system filesystem chrono)
 find_package(glog REQUIRED)
 find_package(gflags REQUIRED)
 find_package(Protobuf REQUIRED)
+find_package(HDF5 REQUIRED COMPONENTS C)
 
 find_path(CBLAS_INCLUDE_DIR cblas.h
   PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
@@ -17,9 +18,9 @@ endif()
 
 set(CREMA_DEPENDENCY_LIBS
   Boost::thread Boost::system Boost::filesystem Boost::chrono glog::glog gflags
-  protobuf::libprotobuf ${OPENBLAS_LIBRARY} Threads::Threads)
+  protobuf::libprotobuf ${OPENBLAS_LIBRARY} ${HDF5_C_LIBRARIES} Threads::Threads)
 set(CREMA_DEFINITIONS "")
-include_directories(SYSTEM ${CBLAS_INCLUDE_DIR})
+include_directories(SYSTEM ${CBLAS_INCLUDE_DIR} ${HDF5_INCLUDE_DIRS})
 
 if(CREMA_WITH_CUDA)
   list(APPEND CREMA_DEPENDENCY_LIBS CUDA::cudart CUDA::cublas CUDA::curand)

@@ -1,0 +1,182 @@
+// Net: a directed acyclic graph of layers connected by named blobs, built from
+// a NetParameter (filtered by phase, level and stages), run forward to compute
+// the loss and backward to compute every learnable parameter's gradient.
+#ifndef CREMA_NET_HPP_
+#define CREMA_NET_HPP_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crema/blob.hpp"
+#include "crema/common.hpp"
+#include "crema/layer.hpp"
+#include "crema/proto/crema.pb.h"
+
+namespace crema {
+
+template <typename Dtype>
+class Net {
+ public:
+  explicit Net(const NetParameter& param);
+  // Reads (and upgrades) a prototxt and builds it for the given phase, level
+  // and stages.
+  Net(const std::string& param_file, Phase phase, int level = 0,
+      const std::vector<std::string>* stages = nullptr);
+  virtual ~Net() = default;
+
+  // Runs every layer forward; returns the output blobs and, if asked, the loss.
+  const std::vector<Blob<Dtype>*>& Forward(Dtype* loss = nullptr);
+  // Runs layers start..end inclusive and returns their summed loss.
+  Dtype ForwardFromTo(int start, int end);
+  Dtype ForwardFrom(int start) { return ForwardFromTo(start, static_cast<int>(layers_.size()) - 1); }
+  Dtype ForwardTo(int end) { return ForwardFromTo(0, end); }
+
+  // Gradients of the loss with respect to every blob and parameter that needs one.
+  void Backward();
+  void BackwardFromTo(int start, int end);
+  void BackwardFrom(int start) { BackwardFromTo(start, 0); }
+  void BackwardTo(int end) { BackwardFromTo(static_cast<int>(layers_.size()) - 1, end); }
+
+  Dtype ForwardBackward() {
+    Dtype loss;
+    Forward(&loss);
+    Backward();
+    return loss;
+  }
+
+  // Propagates new input shapes through every layer.
+  void Reshape();
+  // data -= diff for every learnable parameter (the solver scales diff first).
+  void Update();
+  // Zeroes the gradients of the learnable parameters.
+  void ClearParamDiffs();
+  // Makes shared parameters (same ParamSpec name) use their owner's memory.
+  void ShareWeights();
+
+  // Makes this net use other's parameter memory (a test net sharing the train net's weights).
+  void ShareTrainedLayersWith(const Net* other);
+  // Copies parameters from a trained net by layer name. Layers absent from
+  // the source keep their values; a blob of a different shape is a user error
+  // naming the layer and both shapes.
+  void CopyTrainedLayersFrom(const NetParameter& param);
+  // From a .caffemodel (binary NetParameter) or a .caffemodel.h5 / .h5 file.
+  void CopyTrainedLayersFrom(const std::string& trained_filename);
+  void CopyTrainedLayersFromBinaryProto(const std::string& trained_filename);
+  void CopyTrainedLayersFromHDF5(const std::string& trained_filename);
+  // Writes the net's configuration and parameters (a .caffemodel's content).
+  void ToProto(NetParameter* param, bool write_diff = false) const;
+  // Writes the parameters to an HDF5 file (Caffe's layout: /data/<layer>/<i>).
+  void ToHDF5(const std::string& filename, bool write_diff = false) const;
+
+  const std::string& name() const { return name_; }
+  Phase phase() const { return phase_; }
+  const std::vector<std::string>& layer_names() const { return layer_names_; }
+  const std::vector<std::string>& blob_names() const { return blob_names_; }
+  const std::vector<std::shared_ptr<Blob<Dtype>>>& blobs() const { return blobs_; }
+  const std::vector<std::shared_ptr<Layer<Dtype>>>& layers() const { return layers_; }
+  const std::vector<std::vector<Blob<Dtype>*>>& bottom_vecs() const { return bottom_vecs_; }
+  const std::vector<std::vector<Blob<Dtype>*>>& top_vecs() const { return top_vecs_; }
+  const std::vector<std::vector<int>>& bottom_id_vecs() const { return bottom_id_vecs_; }
+  const std::vector<std::vector<int>>& top_id_vecs() const { return top_id_vecs_; }
+  const std::vector<std::vector<bool>>& bottom_need_backward() const {
+    return bottom_need_backward_;
+  }
+  const std::vector<bool>& layer_need_backward() const { return layer_need_backward_; }
+  const std::vector<Dtype>& blob_loss_weights() const { return blob_loss_weights_; }
+  // Every parameter blob, shared ones included, in layer order.
+  const std::vector<std::shared_ptr<Blob<Dtype>>>& params() const { return params_; }
+  // The parameters the solver updates (owners only), with their multipliers.
+  const std::vector<Blob<Dtype>*>& learnable_params() const { return learnable_params_; }
+  const std::vector<float>& params_lr() const { return params_lr_; }
+  const std::vector<bool>& has_params_lr() const { return has_params_lr_; }
+  const std::vector<float>& params_weight_decay() const { return params_weight_decay_; }
+  const std::vector<bool>& has_params_decay() const { return has_params_decay_; }
+  // For each parameter, the index of the parameter it shares (-1: its own).
+  const std::vector<int>& param_owners() const { return param_owners_; }
+  const std::vector<std::string>& param_display_names() const { return param_display_names_; }
+  const std::map<std::string, int>& param_names_index() const { return param_names_index_; }
+  const std::vector<std::pair<int, int>>& param_layer_indices() const {
+    return param_layer_indices_;
+  }
+
+  int num_inputs() const { return static_cast<int>(net_input_blobs_.size()); }
+  int num_outputs() const { return static_cast<int>(net_output_blobs_.size()); }
+  const std::vector<Blob<Dtype>*>& input_blobs() const { return net_input_blobs_; }
+  const std::vector<Blob<Dtype>*>& output_blobs() const { return net_output_blobs_; }
+  const std::vector<int>& input_blob_indices() const { return net_input_blob_indices_; }
+  const std::vector<int>& output_blob_indices() const { return net_output_blob_indices_; }
+
+  bool has_blob(const std::string& blob_name) const;
+  // Null when there is no such blob.
+  std::shared_ptr<Blob<Dtype>> blob_by_name(const std::string& blob_name) const;
+  bool has_layer(const std::string& layer_name) const;
+  std::shared_ptr<Layer<Dtype>> layer_by_name(const std::string& layer_name) const;
+
+  // Keeps the layers whose include/exclude rules match param.state().
+  static void FilterNet(const NetParameter& param, NetParameter* param_filtered);
+  static bool StateMeetsRule(const NetState& state, const NetStateRule& rule,
+                             const std::string& layer_name);
+
+  // Hooks run around each layer's forward and backward (used by
+  // data-parallel training to overlap gradient exchange with backward).
+  using LayerCallback = std::function<void(int layer_id)>;
+  void add_before_forward(LayerCallback callback) { before_forward_.push_back(callback); }
+  void add_after_forward(LayerCallback callback) { after_forward_.push_back(callback); }
+  void add_before_backward(LayerCallback callback) { before_backward_.push_back(callback); }
+  void add_after_backward(LayerCallback callback) { after_backward_.push_back(callback); }
+
+ private:
+  void Init(const NetParameter& param);
+  void AppendTop(const NetParameter& param, int layer_id, int top_id,
+                 std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
+  int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
+                   std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
+  void AppendParam(const NetParameter& param, int layer_id, int param_id);
+  void DecideBackward(const NetParameter& param, const std::set<std::string>& available_blobs);
+
+  std::string name_;
+  Phase phase_ = TRAIN;
+  std::vector<std::shared_ptr<Layer<Dtype>>> layers_;
+  std::vector<std::string> layer_names_;
+  std::map<std::string, int> layer_names_index_;
+  std::vector<bool> layer_need_backward_;
+  std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
+  std::vector<std::string> blob_names_;
+  std::map<std::string, int> blob_names_index_;
+  std::vector<bool> blob_need_backward_;
+  std::vector<std::vector<Blob<Dtype>*>> bottom_vecs_;
+  std::vector<std::vector<int>> bottom_id_vecs_;
+  std::vector<std::vector<bool>> bottom_need_backward_;
+  std::vector<std::vector<Blob<Dtype>*>> top_vecs_;
+  std::vector<std::vector<int>> top_id_vecs_;
+  std::vector<Dtype> blob_loss_weights_;
+  std::vector<std::vector<int>> param_id_vecs_;
+  std::vector<int> param_owners_;
+  std::vector<std::string> param_display_names_;
+  std::vector<std::pair<int, int>> param_layer_indices_;
+  std::map<std::string, int> param_names_index_;
+  std::vector<int> net_input_blob_indices_;
+  std::vector<int> net_output_blob_indices_;
+  std::vector<Blob<Dtype>*> net_input_blobs_;
+  std::vector<Blob<Dtype>*> net_output_blobs_;
+  std::vector<std::shared_ptr<Blob<Dtype>>> params_;
+  std::vector<Blob<Dtype>*> learnable_params_;
+  // For each entry of params_, its index in learnable_params_.
+  std::vector<int> learnable_param_ids_;
+  std::vector<float> params_lr_;
+  std::vector<bool> has_params_lr_;
+  std::vector<float> params_weight_decay_;
+  std::vector<bool> has_params_decay_;
+  bool debug_info_ = false;
+  std::vector<LayerCallback> before_forward_, after_forward_, before_backward_, after_backward_;
+
+  DISABLE_COPY_AND_ASSIGN(Net);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_NET_HPP_

@@ -1,0 +1,38 @@
+// HDF5 files: weights in Caffe's .caffemodel.h5 layout (a group "data", one
+// subgroup per layer, datasets "0", "1", ... per parameter blob; "diff" alike)
+// and N-D datasets read into blobs (for the HDF5 data layers).
+#ifndef CREMA_UTIL_HDF5_HPP_
+#define CREMA_UTIL_HDF5_HPP_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crema/blob.hpp"
+
+namespace crema {
+
+// Fills the blobs of the layers named in `targets` from the file; layers the
+// file lacks keep their values, a shape or count mismatch is a user error
+// naming the file, the layer and both shapes.
+template <typename Dtype>
+void ReadNetParamsFromHDF5(const std::string& filename,
+                           std::map<std::string, std::vector<Blob<Dtype>*>>* targets);
+
+// Writes every layer's blobs (and diffs if asked), atomically.
+template <typename Dtype>
+void WriteNetParamsToHDF5(
+    const std::string& filename,
+    const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>& layers,
+    bool write_diff);
+
+// Reads dataset `name` of an open file into blob (reshaped to the dataset's
+// shape, between min_dim and max_dim axes).
+template <typename Dtype>
+void HDF5LoadDataset(long file_id, const std::string& filename, const std::string& name,
+                     int min_dim, int max_dim, Blob<Dtype>* blob);
+
+}  // namespace crema
+
+#endif  // CREMA_UTIL_HDF5_HPP_
