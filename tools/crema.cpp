@@ -1,17 +1,32 @@
 // The crema command-line tool: one binary, one command per action.
 //   crema device_query [--gpu=N]
-// Later issues add train, test and time.
+//   crema time --model=NET [--iterations=50] [--phase=TRAIN] [--gpu=N]
+// Later issues add train and test.
 #include <gflags/gflags.h>
 
 #include <cstdio>
 #include <functional>
+#include <iomanip>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "crema/common.hpp"
+#include "crema/layer_factory.hpp"
+#include "crema/net.hpp"
+#include "crema/util/benchmark.hpp"
 #include "crema/util/thread_pool.hpp"
 
-DEFINE_string(gpu, "", "GPU device ids to use, e.g. '0' or '0,1' or 'all'");
+DEFINE_string(gpu, "",
+              "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
+DEFINE_string(model, "", "The net prototxt");
+DEFINE_string(phase, "TRAIN", "The net phase: TRAIN or TEST");
+DEFINE_int32(level, 0, "The net level (for include/exclude rules)");
+DEFINE_string(stage, "", "Comma-separated net stages (for include/exclude rules)");
+DEFINE_int32(iterations, 50, "The number of iterations to run");
+DEFINE_int32(threads, 0, "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
 
 namespace {
 
@@ -26,8 +41,62 @@ struct RegisterCommand {
   RegisterCommand(const std::string& name, Command command) { Commands()[name] = command; }
 };
 
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// The devices --gpu names ("all": every device), validated.
+std::vector<int> GpuIds() {
+  std::vector<int> ids;
+  if (FLAGS_gpu.empty()) return ids;
+  const int count = crema::Context::DeviceCount();
+  if (FLAGS_gpu == "all") {
+    CREMA_REQUIRE(count > 0, "--gpu=all: no CUDA device on this machine");
+    for (int i = 0; i < count; ++i) ids.push_back(i);
+    return ids;
+  }
+  for (const std::string& item : SplitList(FLAGS_gpu)) {
+    int id = -1;
+    try {
+      id = std::stoi(item);
+    } catch (...) {
+      CREMA_FAIL("--gpu: '" << item << "' is not a device id");
+    }
+    CREMA_REQUIRE(id >= 0 && id < count, "--gpu: device " << id << " asked for, this machine has "
+                                                          << count << " CUDA device(s)");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Puts this thread in CPU mode, or in GPU mode on the first --gpu device.
+void SetUpMode() {
+  if (FLAGS_threads > 0) crema::SetThreadBudget(FLAGS_threads);
+  const std::vector<int> gpus = GpuIds();
+  if (gpus.empty()) {
+    LOG(INFO) << "Use CPU.";
+    crema::Context::set_mode(crema::Context::CPU);
+  } else {
+    LOG(INFO) << "Use GPU with device ID " << gpus[0];
+    crema::Context::SetDevice(gpus[0]);
+    crema::Context::set_mode(crema::Context::GPU);
+  }
+}
+
+crema::Phase PhaseFlag() {
+  if (FLAGS_phase == "TRAIN") return crema::TRAIN;
+  if (FLAGS_phase == "TEST") return crema::TEST;
+  CREMA_FAIL("--phase must be TRAIN or TEST, got '" << FLAGS_phase << "'");
+}
+
 // Prints what this build and machine offer: the CUDA devices (or that there
-// are none) and the CPU thread budget.
+// are none), the CPU thread budget and the registered layer types.
 int DeviceQuery() {
   LOG(INFO) << "Crema " << CREMA_VERSION_STRING;
   LOG(INFO) << "CPU threads (budget shared by BLAS and the kernel pool): "
@@ -37,21 +106,93 @@ int DeviceQuery() {
 #else
   LOG(INFO) << "Build: CUDA";
 #endif
+  const std::vector<std::string> types = crema::LayerRegistry<float>::LayerTypeList();
+  std::string list;
+  for (const auto& type : types) list += (list.empty() ? "" : " ") + type;
+  LOG(INFO) << "Layer types registered: " << types.size() << ": " << list;
   const int count = crema::Context::DeviceCount();
   LOG(INFO) << "CUDA devices: " << count;
-  if (count == 0) return 0;
-  if (FLAGS_gpu.empty() || FLAGS_gpu == "all") {
-    for (int i = 0; i < count; ++i) {
-      crema::Context::SetDevice(i);
-      crema::Context::DeviceQuery();
-    }
-  } else {
-    crema::Context::SetDevice(std::stoi(FLAGS_gpu));
+  std::vector<int> ids = GpuIds();
+  if (ids.empty()) {
+    for (int id = 0; id < count; ++id) ids.push_back(id);
+  }
+  for (int id : ids) {
+    crema::Context::SetDevice(id);
     crema::Context::DeviceQuery();
   }
   return 0;
 }
 RegisterCommand register_device_query("device_query", DeviceQuery);
+
+// Times forward and backward of a net, layer by layer, in Caffe's log layout.
+int Time() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "time: give the net with --model=NET.prototxt");
+  CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
+  SetUpMode();
+  const std::vector<std::string> stages = SplitList(FLAGS_stage);
+  crema::Net<float> net(FLAGS_model, PhaseFlag(), FLAGS_level, &stages);
+
+  // One untimed pass: allocations and lazy set-up happen here, not below.
+  LOG(INFO) << "Performing Forward";
+  float initial_loss = 0;
+  net.Forward(&initial_loss);
+  LOG(INFO) << "Initial loss: " << initial_loss;
+  LOG(INFO) << "Performing Backward";
+  net.Backward();
+
+  const auto& layers = net.layers();
+  const auto& bottom_vecs = net.bottom_vecs();
+  const auto& top_vecs = net.top_vecs();
+  const auto& bottom_need_backward = net.bottom_need_backward();
+  LOG(INFO) << "*** Benchmark begins ***";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  crema::Timer total_timer, forward_timer, backward_timer, iter_timer, layer_timer;
+  std::vector<double> forward_time_per_layer(layers.size(), 0.0);
+  std::vector<double> backward_time_per_layer(layers.size(), 0.0);
+  double forward_time = 0.0, backward_time = 0.0;
+  total_timer.Start();
+  for (int j = 0; j < FLAGS_iterations; ++j) {
+    iter_timer.Start();
+    forward_timer.Start();
+    for (size_t i = 0; i < layers.size(); ++i) {
+      layer_timer.Start();
+      layers[i]->Forward(bottom_vecs[i], top_vecs[i]);
+      layer_timer.Stop();
+      forward_time_per_layer[i] += layer_timer.MilliSeconds();
+    }
+    forward_timer.Stop();
+    forward_time += forward_timer.MilliSeconds();
+    backward_timer.Start();
+    for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+      layer_timer.Start();
+      layers[i]->Backward(top_vecs[i], bottom_need_backward[i], bottom_vecs[i]);
+      layer_timer.Stop();
+      backward_time_per_layer[i] += layer_timer.MilliSeconds();
+    }
+    backward_timer.Stop();
+    backward_time += backward_timer.MilliSeconds();
+    iter_timer.Stop();
+    LOG(INFO) << "Iteration: " << j + 1 << " forward-backward time: " << iter_timer.MilliSeconds()
+              << " ms.";
+  }
+  total_timer.Stop();
+  LOG(INFO) << "Average time per layer: ";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string& name = net.layer_names()[i];
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+              << "\tforward: " << forward_time_per_layer[i] / FLAGS_iterations << " ms.";
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+              << "\tbackward: " << backward_time_per_layer[i] / FLAGS_iterations << " ms.";
+  }
+  LOG(INFO) << "Average Forward pass: " << forward_time / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Backward pass: " << backward_time / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << total_timer.MilliSeconds() / FLAGS_iterations
+            << " ms.";
+  LOG(INFO) << "Total Time: " << total_timer.MilliSeconds() << " ms.";
+  LOG(INFO) << "*** Benchmark ends ***";
+  return 0;
+}
+RegisterCommand register_time("time", Time);
 
 std::string Usage() {
   std::string usage =
@@ -69,10 +210,11 @@ int main(int argc, char** argv) {
   gflags::SetVersionString(CREMA_VERSION_STRING);
   gflags::SetUsageMessage(Usage());
   crema::GlobalInit(&argc, &argv);
+  const bool asked_for_help = argc == 1 || (argc == 2 && std::string(argv[1]) == "help");
   if (argc != 2 || Commands().count(argv[1]) == 0) {
     std::fprintf(stderr, "%s\n", Usage().c_str());
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
-    return argc == 1 || (argc == 2 && std::string(argv[1]) == "help") ? 0 : 1;
+    return asked_for_help ? 0 : 1;
   }
   try {
     return Commands()[argv[1]]();

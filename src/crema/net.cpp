@@ -1,0 +1,606 @@
+#include "crema/net.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "crema/util/hdf5.hpp"
+#include "crema/util/insert_splits.hpp"
+#include "crema/util/io.hpp"
+#include "crema/util/upgrade_proto.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+Net<Dtype>::Net(const NetParameter& param) {
+  Init(param);
+}
+
+template <typename Dtype>
+Net<Dtype>::Net(const std::string& param_file, Phase phase, int level,
+                const std::vector<std::string>* stages) {
+  NetParameter param;
+  ReadNetParamsFromTextFile(param_file, &param);
+  // The caller's phase, level and stages decide which layers are kept.
+  param.mutable_state()->set_phase(phase);
+  if (stages) {
+    for (const auto& stage : *stages) param.mutable_state()->add_stage(stage);
+  }
+  param.mutable_state()->set_level(level);
+  Init(param);
+}
+
+template <typename Dtype>
+void Net<Dtype>::Init(const NetParameter& in_param) {
+  NetParameter upgraded(in_param);
+  UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
+  phase_ = upgraded.state().phase();
+  NetParameter filtered;
+  FilterNet(upgraded, &filtered);
+  NetParameter param;
+  InsertSplits(filtered, &param);
+  name_ = param.name();
+  debug_info_ = param.debug_info();
+  const bool log = Context::root_solver();
+  if (log) {
+    LOG(INFO) << "Initializing net '" << name_ << "' for phase "
+              << (phase_ == TRAIN ? "TRAIN" : "TEST");
+  }
+
+  std::map<std::string, int> blob_name_to_idx;
+  std::set<std::string> available_blobs;
+  const int num_layers = param.layer_size();
+  bottom_vecs_.resize(num_layers);
+  top_vecs_.resize(num_layers);
+  bottom_id_vecs_.resize(num_layers);
+  top_id_vecs_.resize(num_layers);
+  param_id_vecs_.resize(num_layers);
+  bottom_need_backward_.resize(num_layers);
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    // Each layer runs in the net's phase unless it says otherwise.
+    if (!param.layer(layer_id).has_phase()) param.mutable_layer(layer_id)->set_phase(phase_);
+    const LayerParameter& layer_param = param.layer(layer_id);
+    CREMA_REQUIRE(layer_param.propagate_down_size() == 0 ||
+                      layer_param.propagate_down_size() == layer_param.bottom_size(),
+                  "layer '" << layer_param.name() << "': propagate_down has "
+                            << layer_param.propagate_down_size() << " values for "
+                            << layer_param.bottom_size() << " bottoms; give one per bottom");
+    CREMA_REQUIRE(layer_names_index_.count(layer_param.name()) == 0,
+                  "two layers are named '" << layer_param.name() << "'; layer names must be unique");
+    layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+    layer_names_.push_back(layer_param.name());
+    layer_names_index_[layer_param.name()] = layer_id;
+    if (log) LOG(INFO) << "Creating layer " << layer_param.name() << " (" << layer_param.type() << ")";
+
+    for (int bottom_id = 0; bottom_id < layer_param.bottom_size(); ++bottom_id) {
+      AppendBottom(param, layer_id, bottom_id, &available_blobs, &blob_name_to_idx);
+    }
+    const int num_top = layer_param.top_size();
+    for (int top_id = 0; top_id < num_top; ++top_id) {
+      AppendTop(param, layer_id, top_id, &available_blobs, &blob_name_to_idx);
+      // An Input layer's tops are the net's inputs.
+      if (layer_param.type() == "Input") {
+        const int blob_id = static_cast<int>(blobs_.size()) - 1;
+        net_input_blob_indices_.push_back(blob_id);
+        net_input_blobs_.push_back(blobs_[blob_id].get());
+      }
+    }
+    // Some layers (losses) create the tops the prototxt left out.
+    Layer<Dtype>* layer = layers_[layer_id].get();
+    if (layer->AutoTopBlobs()) {
+      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+      for (int top_id = num_top; top_id < needed; ++top_id) {
+        AppendTop(param, layer_id, -1, &available_blobs, &blob_name_to_idx);
+      }
+    }
+
+    layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+      const int blob_id = top_id_vecs_[layer_id][top_id];
+      if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
+        blob_loss_weights_.resize(blob_id + 1, Dtype(0));
+      }
+      blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
+      if (log) {
+        LOG(INFO) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string() << " "
+                  << blob_names_[blob_id];
+        if (layer->loss(static_cast<int>(top_id))) {
+          LOG(INFO) << "    with loss weight " << layer->loss(static_cast<int>(top_id));
+        }
+      }
+    }
+    const int num_param_blobs = static_cast<int>(layer->blobs().size());
+    CREMA_REQUIRE(layer_param.param_size() <= num_param_blobs,
+                  "layer '" << layer_param.name() << "' (" << layer_param.type() << ") has "
+                            << num_param_blobs << " parameter blobs but " << layer_param.param_size()
+                            << " param specs");
+    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+      const ParamSpec* spec = param_id < layer_param.param_size() ? &layer_param.param(param_id)
+                                                                   : nullptr;
+      const bool learns = !spec || spec->lr_mult() != 0;
+      layer->set_param_propagate_down(param_id, learns && layer->param_propagate_down(param_id));
+    }
+    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+      AppendParam(param, layer_id, param_id);
+    }
+  }
+  DecideBackward(param, available_blobs);
+  // What no layer consumed is the net's output.
+  for (const auto& blob_name : available_blobs) {
+    const int blob_id = blob_names_index_[blob_name];
+    if (log) LOG(INFO) << "This network produces output " << blob_name;
+    net_output_blobs_.push_back(blobs_[blob_id].get());
+    net_output_blob_indices_.push_back(blob_id);
+  }
+  ShareWeights();
+  if (log) LOG(INFO) << "Network initialization done.";
+}
+
+template <typename Dtype>
+void Net<Dtype>::AppendTop(const NetParameter& param, int layer_id, int top_id,
+                           std::set<std::string>* available_blobs,
+                           std::map<std::string, int>* blob_name_to_idx) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const std::string blob_name = (top_id >= 0 && top_id < layer_param.top_size())
+                                    ? layer_param.top(top_id)
+                                    : "(automatic)";
+  // A top named like one of the layer's bottoms computes in place.
+  if (top_id >= 0 && blob_name_to_idx->count(blob_name) &&
+      layer_param.bottom_size() > top_id && layer_param.bottom(top_id) == blob_name) {
+    const int blob_id = (*blob_name_to_idx)[blob_name];
+    top_vecs_[layer_id].push_back(blobs_[blob_id].get());
+    top_id_vecs_[layer_id].push_back(blob_id);
+  } else {
+    CREMA_REQUIRE(top_id < 0 || blob_name_to_idx->count(blob_name) == 0 ||
+                      std::find(layer_param.bottom().begin(), layer_param.bottom().end(),
+                                blob_name) == layer_param.bottom().end(),
+                  "layer '" << layer_param.name() << "': top '" << blob_name
+                            << "' is one of its bottoms but not at the same position; in-place "
+                               "computation pairs bottom i with top i");
+    // A new blob (or a later producer of an existing name, which replaces it).
+    std::shared_ptr<Blob<Dtype>> blob(new Blob<Dtype>());
+    const int blob_id = static_cast<int>(blobs_.size());
+    blobs_.push_back(blob);
+    blob_names_.push_back(blob_name);
+    blob_need_backward_.push_back(false);
+    if (top_id >= 0) (*blob_name_to_idx)[blob_name] = blob_id;
+    blob_names_index_[blob_name] = blob_id;
+    top_id_vecs_[layer_id].push_back(blob_id);
+    top_vecs_[layer_id].push_back(blob.get());
+  }
+  if (top_id >= 0 && available_blobs) available_blobs->insert(blob_name);
+}
+
+template <typename Dtype>
+int Net<Dtype>::AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
+                             std::set<std::string>* available_blobs,
+                             std::map<std::string, int>* blob_name_to_idx) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const std::string& blob_name = layer_param.bottom(bottom_id);
+  CREMA_REQUIRE(available_blobs->count(blob_name),
+                "layer '" << layer_param.name() << "' (" << layer_param.type()
+                          << "): unknown bottom blob '" << blob_name << "' (bottom " << bottom_id
+                          << ")");
+  const int blob_id = (*blob_name_to_idx)[blob_name];
+  bottom_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  bottom_id_vecs_[layer_id].push_back(blob_id);
+  available_blobs->erase(blob_name);
+  const bool propagate =
+      bottom_id >= layer_param.propagate_down_size() || layer_param.propagate_down(bottom_id);
+  bottom_need_backward_[layer_id].push_back(propagate);
+  return blob_id;
+}
+
+template <typename Dtype>
+void Net<Dtype>::AppendParam(const NetParameter& param, int layer_id, int param_id) {
+  const LayerParameter& layer_param = layers_[layer_id]->layer_param();
+  const int param_size = layer_param.param_size();
+  const std::string param_name = param_id < param_size ? layer_param.param(param_id).name() : "";
+  if (!param_name.empty()) {
+    param_display_names_.push_back(param_name);
+  } else {
+    param_display_names_.push_back(std::to_string(param_id));
+  }
+  const int net_param_id = static_cast<int>(params_.size());
+  params_.push_back(layers_[layer_id]->blobs()[param_id]);
+  param_id_vecs_[layer_id].push_back(net_param_id);
+  param_layer_indices_.push_back({layer_id, param_id});
+  ParamSpec default_spec;
+  const ParamSpec* spec = param_id < param_size ? &layer_param.param(param_id) : &default_spec;
+  if (param_name.empty() || !param_names_index_.count(param_name)) {
+    // This layer owns the parameter.
+    param_owners_.push_back(-1);
+    if (!param_name.empty()) param_names_index_[param_name] = net_param_id;
+    const int learnable_id = static_cast<int>(learnable_params_.size());
+    learnable_params_.push_back(params_[net_param_id].get());
+    learnable_param_ids_.push_back(learnable_id);
+    has_params_lr_.push_back(spec->has_lr_mult());
+    has_params_decay_.push_back(spec->has_decay_mult());
+    params_lr_.push_back(spec->lr_mult());
+    params_weight_decay_.push_back(spec->decay_mult());
+    return;
+  }
+  // Another layer owns it: the shapes must agree, and so must the multipliers.
+  const int owner_net_id = param_names_index_[param_name];
+  param_owners_.push_back(owner_net_id);
+  const std::pair<int, int>& owner_index = param_layer_indices_[owner_net_id];
+  const Blob<Dtype>* this_blob = layers_[layer_id]->blobs()[param_id].get();
+  const Blob<Dtype>* owner_blob = layers_[owner_index.first]->blobs()[owner_index.second].get();
+  const bool permissive = spec->share_mode() == ParamSpec::PERMISSIVE;
+  if (permissive) {
+    CREMA_REQUIRE(this_blob->count() == owner_blob->count(),
+                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << param_name
+                            << "' has " << this_blob->count() << " values, its owner layer '"
+                            << layer_names_[owner_index.first] << "' has " << owner_blob->count());
+  } else {
+    CREMA_REQUIRE(this_blob->shape() == owner_blob->shape(),
+                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << param_name
+                            << "' has shape " << this_blob->shape_string() << ", its owner layer '"
+                            << layer_names_[owner_index.first] << "' has "
+                            << owner_blob->shape_string()
+                            << " (use share_mode PERMISSIVE to match counts only)");
+  }
+  const int learnable_id = learnable_param_ids_[owner_net_id];
+  learnable_param_ids_.push_back(learnable_id);
+  if (spec->has_lr_mult()) {
+    if (has_params_lr_[learnable_id]) {
+      CREMA_REQUIRE(spec->lr_mult() == params_lr_[learnable_id],
+                    "shared parameter '" << param_name << "' has conflicting lr_mult values");
+    } else {
+      has_params_lr_[learnable_id] = true;
+      params_lr_[learnable_id] = spec->lr_mult();
+    }
+  }
+  if (spec->has_decay_mult()) {
+    if (has_params_decay_[learnable_id]) {
+      CREMA_REQUIRE(spec->decay_mult() == params_weight_decay_[learnable_id],
+                    "shared parameter '" << param_name << "' has conflicting decay_mult values");
+    } else {
+      has_params_decay_[learnable_id] = true;
+      params_weight_decay_[learnable_id] = spec->decay_mult();
+    }
+  }
+}
+
+// Decides which layers and blobs need gradients: those on a path from a
+// learnable parameter (or a forced input) to a loss.
+template <typename Dtype>
+void Net<Dtype>::DecideBackward(const NetParameter& param,
+                                const std::set<std::string>& available_blobs) {
+  const int num_layers = static_cast<int>(layers_.size());
+  layer_need_backward_.assign(num_layers, false);
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    bool need_backward = false;
+    for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
+      const bool from_below = blob_need_backward_[bottom_id_vecs_[layer_id][b]];
+      need_backward |= from_below && bottom_need_backward_[layer_id][b];
+      bottom_need_backward_[layer_id][b] = bottom_need_backward_[layer_id][b] && from_below;
+    }
+    for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
+      need_backward |= layers_[layer_id]->param_propagate_down(static_cast<int>(p));
+    }
+    for (int blob_id : top_id_vecs_[layer_id]) {
+      blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || need_backward;
+    }
+    layer_need_backward_[layer_id] = need_backward;
+  }
+  // Walk back from the losses: a layer none of whose tops reaches a loss
+  // needs no backward, and neither do its bottoms.
+  std::set<std::string> blobs_under_loss;
+  std::set<std::string> blobs_skip_backward;
+  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+    bool contributes_loss = false;
+    bool skip_propagate_down = true;
+    for (size_t t = 0; t < top_id_vecs_[layer_id].size(); ++t) {
+      const std::string& blob_name = blob_names_[top_id_vecs_[layer_id][t]];
+      if (layers_[layer_id]->loss(static_cast<int>(t)) || blobs_under_loss.count(blob_name)) {
+        contributes_loss = true;
+      }
+      if (!blobs_skip_backward.count(blob_name)) skip_propagate_down = false;
+      if (contributes_loss && !skip_propagate_down) break;
+    }
+    if (layer_need_backward_[layer_id] && skip_propagate_down) {
+      layer_need_backward_[layer_id] = false;
+      std::fill(bottom_need_backward_[layer_id].begin(), bottom_need_backward_[layer_id].end(),
+                false);
+    }
+    if (!contributes_loss) layer_need_backward_[layer_id] = false;
+    for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
+      const std::string& blob_name = blob_names_[bottom_id_vecs_[layer_id][b]];
+      if (contributes_loss) {
+        blobs_under_loss.insert(blob_name);
+      } else {
+        bottom_need_backward_[layer_id][b] = false;
+      }
+      if (!bottom_need_backward_[layer_id][b]) blobs_skip_backward.insert(blob_name);
+    }
+  }
+  if (param.force_backward()) {
+    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+      layer_need_backward_[layer_id] = true;
+      for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
+        bottom_need_backward_[layer_id][b] =
+            bottom_need_backward_[layer_id][b] ||
+            layers_[layer_id]->AllowForceBackward(static_cast<int>(b));
+        blob_need_backward_[bottom_id_vecs_[layer_id][b]] =
+            blob_need_backward_[bottom_id_vecs_[layer_id][b]] || bottom_need_backward_[layer_id][b];
+      }
+      for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
+        layers_[layer_id]->set_param_propagate_down(static_cast<int>(p), true);
+      }
+    }
+  }
+  if (Context::root_solver()) {
+    for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+      VLOG(1) << layer_names_[layer_id]
+              << (layer_need_backward_[layer_id] ? " needs backward computation."
+                                                 : " does not need backward computation.");
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::FilterNet(const NetParameter& param, NetParameter* param_filtered) {
+  const NetState& state = param.state();
+  param_filtered->CopyFrom(param);
+  param_filtered->clear_layer();
+  for (const LayerParameter& layer : param.layer()) {
+    CREMA_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0,
+                  "layer '" << layer.name() << "' has both include and exclude rules; give one kind");
+    // No include rules means included unless an exclude rule matches.
+    bool keep = layer.include_size() == 0;
+    for (const NetStateRule& rule : layer.exclude()) {
+      if (StateMeetsRule(state, rule, layer.name())) keep = false;
+    }
+    for (const NetStateRule& rule : layer.include()) {
+      if (StateMeetsRule(state, rule, layer.name())) keep = true;
+    }
+    if (keep) param_filtered->add_layer()->CopyFrom(layer);
+  }
+}
+
+template <typename Dtype>
+bool Net<Dtype>::StateMeetsRule(const NetState& state, const NetStateRule& rule,
+                                const std::string& layer_name) {
+  if (rule.has_phase() && rule.phase() != state.phase()) return false;
+  if (rule.has_min_level() && state.level() < rule.min_level()) return false;
+  if (rule.has_max_level() && state.level() > rule.max_level()) return false;
+  for (const std::string& stage : rule.stage()) {
+    if (std::find(state.stage().begin(), state.stage().end(), stage) == state.stage().end()) {
+      return false;
+    }
+  }
+  for (const std::string& stage : rule.not_stage()) {
+    if (std::find(state.stage().begin(), state.stage().end(), stage) != state.stage().end()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename Dtype>
+Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
+  CHECK_GE(start, 0);
+  CHECK_LT(end, static_cast<int>(layers_.size()));
+  Dtype loss = 0;
+  for (int i = start; i <= end; ++i) {
+    for (auto& callback : before_forward_) callback(i);
+    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    if (debug_info_) {
+      for (Blob<Dtype>* top : top_vecs_[i]) {
+        LOG(INFO) << "    [Forward] Layer " << layer_names_[i] << ", top data |x|/n = "
+                  << top->asum_data() / std::max(1, top->count());
+      }
+    }
+    for (auto& callback : after_forward_) callback(i);
+  }
+  return loss;
+}
+
+template <typename Dtype>
+const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
+  const Dtype total = layers_.empty() ? Dtype(0) : ForwardFromTo(0, static_cast<int>(layers_.size()) - 1);
+  if (loss) *loss = total;
+  return net_output_blobs_;
+}
+
+template <typename Dtype>
+void Net<Dtype>::BackwardFromTo(int start, int end) {
+  CHECK_GE(end, 0);
+  CHECK_LT(start, static_cast<int>(layers_.size()));
+  for (int i = start; i >= end; --i) {
+    for (auto& callback : before_backward_) callback(i);
+    if (layer_need_backward_[i]) {
+      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    }
+    for (auto& callback : after_backward_) callback(i);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::Backward() {
+  if (!layers_.empty()) BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0);
+  if (debug_info_) {
+    Dtype asum_data = 0, asum_diff = 0, sumsq_data = 0, sumsq_diff = 0;
+    for (Blob<Dtype>* param : learnable_params_) {
+      asum_data += param->asum_data();
+      asum_diff += param->asum_diff();
+      sumsq_data += param->sumsq_data();
+      sumsq_diff += param->sumsq_diff();
+    }
+    LOG(INFO) << "    [Backward] All net params (data, diff): L1 norm = (" << asum_data << ", "
+              << asum_diff << "); L2 norm = (" << std::sqrt(sumsq_data) << ", "
+              << std::sqrt(sumsq_diff) << ")";
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::Reshape() {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+}
+
+template <typename Dtype>
+void Net<Dtype>::Update() {
+  for (Blob<Dtype>* param : learnable_params_) param->Update();
+}
+
+template <typename Dtype>
+void Net<Dtype>::ClearParamDiffs() {
+  for (Blob<Dtype>* param : learnable_params_) {
+    if (Context::mode() == Context::GPU) {
+#ifndef CPU_ONLY
+      gpu_set(param->count(), Dtype(0), param->mutable_gpu_diff());
+#else
+      NO_GPU;
+#endif
+    } else {
+      cpu_set(param->count(), Dtype(0), param->mutable_cpu_diff());
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::ShareWeights() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (param_owners_[i] < 0) continue;
+    params_[i]->ShareData(*params_[param_owners_[i]]);
+    params_[i]->ShareDiff(*params_[param_owners_[i]]);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
+  for (size_t i = 0; i < other->layers().size(); ++i) {
+    const std::string& source_name = other->layer_names()[i];
+    auto it = layer_names_index_.find(source_name);
+    if (it == layer_names_index_.end()) continue;
+    auto& target_blobs = layers_[it->second]->blobs();
+    auto& source_blobs = other->layers()[i]->blobs();
+    CREMA_REQUIRE(target_blobs.size() == source_blobs.size(),
+                  "layer '" << source_name << "' has " << target_blobs.size()
+                            << " parameter blobs here and " << source_blobs.size()
+                            << " in the net it shares with");
+    for (size_t j = 0; j < target_blobs.size(); ++j) {
+      CREMA_REQUIRE(target_blobs[j]->shape() == source_blobs[j]->shape(),
+                    "layer '" << source_name << "' parameter " << j << ": shape "
+                              << target_blobs[j]->shape_string() << " here, "
+                              << source_blobs[j]->shape_string() << " in the shared net");
+      target_blobs[j]->ShareData(*source_blobs[j]);
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
+  // Old model files hold V1 layers; read both forms.
+  NetParameter upgraded;
+  const NetParameter* source = &param;
+  if (NetNeedsUpgrade(param)) {
+    upgraded.CopyFrom(param);
+    UpgradeNetAsNeeded("trained model", &upgraded);
+    source = &upgraded;
+  }
+  for (const LayerParameter& source_layer : source->layer()) {
+    auto it = layer_names_index_.find(source_layer.name());
+    if (it == layer_names_index_.end()) {
+      VLOG(1) << "Ignoring source layer " << source_layer.name();
+      continue;
+    }
+    VLOG(1) << "Copying source layer " << source_layer.name();
+    auto& target_blobs = layers_[it->second]->blobs();
+    CREMA_REQUIRE(static_cast<int>(target_blobs.size()) == source_layer.blobs_size(),
+                  "layer '" << source_layer.name() << "': the trained model has "
+                            << source_layer.blobs_size() << " parameter blobs, the net expects "
+                            << target_blobs.size());
+    for (size_t j = 0; j < target_blobs.size(); ++j) {
+      if (!target_blobs[j]->ShapeEquals(source_layer.blobs(static_cast<int>(j)))) {
+        Blob<Dtype> source_blob;
+        source_blob.FromProto(source_layer.blobs(static_cast<int>(j)), true);
+        CREMA_FAIL("layer '" << source_layer.name() << "' parameter " << j
+                             << ": shape mismatch: the net expects "
+                             << target_blobs[j]->shape_string() << ", the trained model has "
+                             << source_blob.shape_string());
+      }
+      target_blobs[j]->FromProto(source_layer.blobs(static_cast<int>(j)), false);
+    }
+  }
+}
+
+namespace {
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+template <typename Dtype>
+void Net<Dtype>::CopyTrainedLayersFrom(const std::string& trained_filename) {
+  if (EndsWith(trained_filename, ".h5")) {
+    CopyTrainedLayersFromHDF5(trained_filename);
+  } else {
+    CopyTrainedLayersFromBinaryProto(trained_filename);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const std::string& trained_filename) {
+  NetParameter param;
+  ReadProtoFromBinaryFile(trained_filename, &param);
+  try {
+    CopyTrainedLayersFrom(param);
+  } catch (const Error& e) {
+    CREMA_FAIL(trained_filename << ": " << e.what());
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::CopyTrainedLayersFromHDF5(const std::string& trained_filename) {
+  std::map<std::string, std::vector<Blob<Dtype>*>> targets;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    for (auto& blob : layers_[i]->blobs()) targets[layer_names_[i]].push_back(blob.get());
+  }
+  ReadNetParamsFromHDF5(trained_filename, &targets);
+}
+
+template <typename Dtype>
+void Net<Dtype>::ToProto(NetParameter* param, bool write_diff) const {
+  param->Clear();
+  param->set_name(name_);
+  for (const auto& layer : layers_) layer->ToProto(param->add_layer(), write_diff);
+}
+
+template <typename Dtype>
+void Net<Dtype>::ToHDF5(const std::string& filename, bool write_diff) const {
+  std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>> layers;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    std::vector<const Blob<Dtype>*> blobs;
+    for (const auto& blob : layers_[i]->blobs()) blobs.push_back(blob.get());
+    layers.emplace_back(layer_names_[i], blobs);
+  }
+  WriteNetParamsToHDF5(filename, layers, write_diff);
+}
+
+template <typename Dtype>
+bool Net<Dtype>::has_blob(const std::string& blob_name) const {
+  return blob_names_index_.count(blob_name) > 0;
+}
+
+template <typename Dtype>
+std::shared_ptr<Blob<Dtype>> Net<Dtype>::blob_by_name(const std::string& blob_name) const {
+  auto it = blob_names_index_.find(blob_name);
+  return it == blob_names_index_.end() ? nullptr : blobs_[it->second];
+}
+
+template <typename Dtype>
+bool Net<Dtype>::has_layer(const std::string& layer_name) const {
+  return layer_names_index_.count(layer_name) > 0;
+}
+
+template <typename Dtype>
+std::shared_ptr<Layer<Dtype>> Net<Dtype>::layer_by_name(const std::string& layer_name) const {
+  auto it = layer_names_index_.find(layer_name);
+  return it == layer_names_index_.end() ? nullptr : layers_[it->second];
+}
+
+INSTANTIATE_CLASS(Net);
+
+}  // namespace crema

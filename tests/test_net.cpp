@@ -1,0 +1,319 @@
+// Net: building from prototxt (filtering, splits, in-place), the loss and its
+// gradients through the whole graph, which layers need backward, shared
+// parameters, and weights to and from .caffemodel and HDF5 files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "crema/filler.hpp"
+#include "crema/net.hpp"
+#include "crema/util/io.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+NetParameter ParseNet(const std::string& text) {
+  NetParameter param;
+  ReadProtoFromString(text, "test net", &param);
+  return param;
+}
+
+// Input (4 x 6 data, 4 labels) -> ip1 (5) -> relu -> ip2 (3) -> softmax loss,
+// plus an accuracy layer at TEST.
+const char* kSmallNet =
+    "name: 'small'"
+    "layer { name: 'input' type: 'Input' top: 'data' top: 'label'"
+    "  input_param { shape { dim: 4 dim: 6 } shape { dim: 4 } } }"
+    "layer { name: 'ip1' type: 'InnerProduct' bottom: 'data' top: 'ip1'"
+    "  inner_product_param { num_output: 5 weight_filler { type: 'gaussian' std: 0.5 }"
+    "    bias_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'relu1' type: 'ReLU' bottom: 'ip1' top: 'ip1' }"
+    "layer { name: 'ip2' type: 'InnerProduct' bottom: 'ip1' top: 'ip2'"
+    "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.5 }"
+    "    bias_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip2' bottom: 'label' top: 'loss' }"
+    "layer { name: 'accuracy' type: 'Accuracy' bottom: 'ip2' bottom: 'label' top: 'accuracy'"
+    "  include { phase: TEST } }";
+
+template <typename Dtype>
+std::unique_ptr<Net<Dtype>> MakeNet(const std::string& text, Phase phase) {
+  NetParameter param = ParseNet(text);
+  param.mutable_state()->set_phase(phase);
+  return std::unique_ptr<Net<Dtype>>(new Net<Dtype>(param));
+}
+
+template <typename Dtype>
+void FillInputs(Net<Dtype>* net) {
+  Context::set_random_seed(1701);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<Dtype>(gaussian)->Fill(net->blob_by_name("data").get());
+  Dtype* label = net->blob_by_name("label")->mutable_cpu_data();
+  for (int i = 0; i < 4; ++i) label[i] = static_cast<Dtype>(i % 3);
+}
+
+template <typename TypeParam>
+class NetTest : public MultiDeviceTest<TypeParam> {};
+TYPED_TEST_SUITE(NetTest, TestDtypesAndDevices);
+
+TYPED_TEST(NetTest, BuildsFilteredLayersWithSplits) {
+  using Dtype = typename TypeParam::Dtype;
+  auto train = MakeNet<Dtype>(kSmallNet, TRAIN);
+  EXPECT_EQ(train->name(), "small");
+  EXPECT_EQ(train->layer_names(),
+            (std::vector<std::string>{"input", "ip1", "relu1", "ip2", "loss"}));
+  EXPECT_FALSE(train->has_layer("accuracy"));
+  ASSERT_EQ(train->num_outputs(), 1);
+  EXPECT_EQ(train->blob_names()[train->output_blob_indices()[0]], "loss");
+  EXPECT_EQ(train->num_inputs(), 2);
+  // In place: relu1 writes the ip1 blob, so there is no separate relu blob.
+  EXPECT_EQ(train->top_vecs()[2][0], train->blob_by_name("ip1").get());
+
+  auto test = MakeNet<Dtype>(kSmallNet, TEST);
+  // ip2 and label feed both the loss and the accuracy: each gets a Split.
+  EXPECT_TRUE(test->has_layer("accuracy"));
+  EXPECT_TRUE(test->has_layer("ip2_ip2_0_split"));
+  EXPECT_TRUE(test->has_layer("label_input_1_split"));
+  EXPECT_EQ(test->num_outputs(), 2);
+}
+
+TYPED_TEST(NetTest, LossIsMeanNegativeLogLikelihood) {
+  using Dtype = typename TypeParam::Dtype;
+  auto net = MakeNet<Dtype>(kSmallNet, TRAIN);
+  FillInputs(net.get());
+  Dtype loss = 0;
+  net->Forward(&loss);
+  const Blob<Dtype>* scores = net->blob_by_name("ip2").get();
+  double expected = 0;
+  for (int n = 0; n < 4; ++n) {
+    const Dtype* s = scores->cpu_data() + 3 * n;
+    const double max = std::max({s[0], s[1], s[2]});
+    const double z = std::exp(s[0] - max) + std::exp(s[1] - max) + std::exp(s[2] - max);
+    expected -= (s[n % 3] - max) - std::log(z);
+  }
+  expected /= 4;
+  EXPECT_NEAR(loss, expected, 1e-5);
+  EXPECT_NEAR(net->output_blobs()[0]->cpu_data()[0], expected, 1e-5);
+}
+
+// The gradient the net computes for every parameter matches the finite
+// difference of the whole net's loss: splits, in-place layers and the
+// backward order are all wired right.
+TYPED_TEST(NetTest, ParameterGradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  if (sizeof(Dtype) == sizeof(float)) GTEST_SKIP() << "checked in double precision only";
+  auto net = MakeNet<Dtype>(kSmallNet, TEST);  // TEST has the splits
+  FillInputs(net.get());
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  const double step = 1e-5;
+  for (Blob<Dtype>* param : net->learnable_params()) {
+    std::vector<Dtype> analytic(param->cpu_diff(), param->cpu_diff() + param->count());
+    for (int i = 0; i < param->count(); ++i) {
+      const Dtype value = param->cpu_data()[i];
+      Dtype plus, minus;
+      param->mutable_cpu_data()[i] = value + step;
+      net->Forward(&plus);
+      param->mutable_cpu_data()[i] = value - step;
+      net->Forward(&minus);
+      param->mutable_cpu_data()[i] = value;
+      EXPECT_NEAR(analytic[i], (plus - minus) / (2 * step), 1e-6) << "element " << i;
+    }
+  }
+}
+
+TYPED_TEST(NetTest, LossWeightScalesLossAndGradient) {
+  using Dtype = typename TypeParam::Dtype;
+  auto net = MakeNet<Dtype>(kSmallNet, TRAIN);
+  FillInputs(net.get());
+  net->ClearParamDiffs();
+  const Dtype loss = net->ForwardBackward();
+  const Dtype diff = net->learnable_params()[0]->asum_diff();
+  std::string weighted(kSmallNet);
+  weighted.replace(weighted.find("top: 'loss' }"), 13, "top: 'loss' loss_weight: 2 }");
+  auto net2 = MakeNet<Dtype>(weighted, TRAIN);
+  FillInputs(net2.get());
+  net2->CopyTrainedLayersFrom([&] {
+    NetParameter p;
+    net->ToProto(&p);
+    return p;
+  }());
+  net2->ClearParamDiffs();
+  EXPECT_NEAR(net2->ForwardBackward(), 2 * loss, 1e-5);
+  EXPECT_NEAR(net2->learnable_params()[0]->asum_diff(), 2 * diff, 1e-4);
+}
+
+TYPED_TEST(NetTest, BackwardOnlyWhereSomethingLearns) {
+  using Dtype = typename TypeParam::Dtype;
+  std::string frozen(kSmallNet);
+  // ip1 learns nothing: no backward for it, and none into the input.
+  frozen.replace(frozen.find("top: 'ip1'"), 10, "top: 'ip1' param { lr_mult: 0 } param { lr_mult: 0 }");
+  auto net = MakeNet<Dtype>(frozen, TRAIN);
+  EXPECT_FALSE(net->layer_need_backward()[0]);  // input
+  EXPECT_FALSE(net->layer_need_backward()[1]);  // ip1, frozen
+  EXPECT_TRUE(net->layer_need_backward()[3]);   // ip2
+  EXPECT_EQ(net->learnable_params().size(), 4u);
+  EXPECT_EQ(net->params_lr()[0], 0.f);
+  FillInputs(net.get());
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  EXPECT_EQ(net->learnable_params()[0]->asum_diff(), Dtype(0));
+  EXPECT_GT(net->learnable_params()[2]->asum_diff(), Dtype(0));
+}
+
+TYPED_TEST(NetTest, ForceBackwardReachesTheInput) {
+  using Dtype = typename TypeParam::Dtype;
+  auto plain = MakeNet<Dtype>(kSmallNet, TRAIN);
+  EXPECT_FALSE(plain->bottom_need_backward()[1][0]);  // ip1 needs no gradient of data
+  auto forced = MakeNet<Dtype>(std::string("force_backward: true ") + kSmallNet, TRAIN);
+  EXPECT_TRUE(forced->bottom_need_backward()[1][0]);
+  EXPECT_FALSE(forced->bottom_need_backward()[4][1]);  // never into labels
+  FillInputs(forced.get());
+  forced->ForwardBackward();
+  EXPECT_GT(forced->blob_by_name("data")->asum_diff(), Dtype(0));
+}
+
+TYPED_TEST(NetTest, SharedParametersUseOneBlob) {
+  using Dtype = typename TypeParam::Dtype;
+  const std::string text =
+      "layer { name: 'input' type: 'Input' top: 'a' top: 'b'"
+      "  input_param { shape { dim: 2 dim: 3 } } }"
+      "layer { name: 'ip_a' type: 'InnerProduct' bottom: 'a' top: 'ya'"
+      "  param { name: 'w' } inner_product_param { num_output: 2 bias_term: false"
+      "  weight_filler { type: 'gaussian' } } }"
+      "layer { name: 'ip_b' type: 'InnerProduct' bottom: 'b' top: 'yb'"
+      "  param { name: 'w' } inner_product_param { num_output: 2 bias_term: false"
+      "  weight_filler { type: 'gaussian' } } }"
+      "layer { name: 'loss' type: 'EuclideanLoss' bottom: 'ya' bottom: 'yb' }";
+  auto net = MakeNet<Dtype>(text, TRAIN);
+  ASSERT_EQ(net->params().size(), 2u);
+  EXPECT_EQ(net->learnable_params().size(), 1u);
+  EXPECT_EQ(net->param_owners()[1], 0);
+  EXPECT_EQ(net->params()[0]->cpu_data(), net->params()[1]->cpu_data());
+  EXPECT_EQ(net->params()[0]->cpu_diff(), net->params()[1]->cpu_diff());
+
+  std::string mismatched(text);
+  mismatched.replace(mismatched.rfind("num_output: 2"), 13, "num_output: 4");
+  try {
+    MakeNet<Dtype>(mismatched, TRAIN);
+    FAIL() << "a shared parameter of another shape must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ip_b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'w'"), std::string::npos) << e.what();
+  }
+}
+
+TYPED_TEST(NetTest, WeightsRoundTripThroughCaffemodelAndHdf5) {
+  using Dtype = typename TypeParam::Dtype;
+  auto net = MakeNet<Dtype>(kSmallNet, TRAIN);
+  FillInputs(net.get());
+  Dtype loss = 0;
+  net->Forward(&loss);
+  char dir_pattern[] = "/tmp/crema_net_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_pattern), nullptr);
+  const std::string dir = dir_pattern;
+  NetParameter trained;
+  net->ToProto(&trained);
+  WriteProtoToBinaryFile(trained, dir + "/small.caffemodel");
+  net->ToHDF5(dir + "/small.caffemodel.h5");
+  for (const std::string file : {"/small.caffemodel", "/small.caffemodel.h5"}) {
+    SCOPED_TRACE(file);
+    Context::set_random_seed(99);  // different initial weights
+    auto copy = MakeNet<Dtype>(kSmallNet, TRAIN);
+    copy->CopyTrainedLayersFrom(dir + file);
+    FillInputs(copy.get());
+    Dtype copy_loss = 0;
+    copy->Forward(&copy_loss);
+    EXPECT_EQ(copy_loss, loss);
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TYPED_TEST(NetTest, MisshapedTrainedLayerNamesLayerAndShapes) {
+  using Dtype = typename TypeParam::Dtype;
+  auto net = MakeNet<Dtype>(kSmallNet, TRAIN);
+  NetParameter trained;
+  net->ToProto(&trained);
+  std::string wider(kSmallNet);
+  wider.replace(wider.find("num_output: 5"), 13, "num_output: 7");
+  auto other = MakeNet<Dtype>(wider, TRAIN);
+  try {
+    other->CopyTrainedLayersFrom(trained);
+    FAIL() << "a mis-shaped layer must be refused";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("ip1"), std::string::npos) << message;
+    EXPECT_NE(message.find("7 6"), std::string::npos) << message;
+    EXPECT_NE(message.find("5 6"), std::string::npos) << message;
+  }
+}
+
+TEST(NetErrorTest, UnknownBottomTypeAndDuplicateNamesAreUserErrors) {
+  auto message_of = [](const std::string& text) -> std::string {
+    try {
+      MakeNet<float>(text, TRAIN);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string input =
+      "layer { name: 'input' type: 'Input' top: 'data' input_param { shape { dim: 1 } } }";
+  EXPECT_NE(message_of(input + "layer { name: 'r' type: 'ReLU' bottom: 'dta' top: 'r' }")
+                .find("'dta'"),
+            std::string::npos);
+  EXPECT_NE(message_of(input + "layer { name: 'r' type: 'ReLUU' bottom: 'data' top: 'r' }")
+                .find("ReLUU"),
+            std::string::npos);
+  EXPECT_NE(message_of(input + "layer { name: 'input' type: 'ReLU' bottom: 'data' top: 'r' }")
+                .find("unique"),
+            std::string::npos);
+}
+
+TEST(NetFilterTest, StateRules) {
+  NetState state;
+  state.set_phase(TRAIN);
+  state.set_level(2);
+  state.add_stage("deploy");
+  NetStateRule rule;
+  EXPECT_TRUE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.set_phase(TEST);
+  EXPECT_FALSE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.Clear();
+  rule.set_min_level(3);
+  EXPECT_FALSE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.Clear();
+  rule.set_max_level(2);
+  EXPECT_TRUE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.Clear();
+  rule.add_stage("deploy");
+  EXPECT_TRUE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.add_stage("other");
+  EXPECT_FALSE(Net<float>::StateMeetsRule(state, rule, "l"));
+  rule.Clear();
+  rule.add_not_stage("deploy");
+  EXPECT_FALSE(Net<float>::StateMeetsRule(state, rule, "l"));
+}
+
+TEST(NetFilterTest, IncludeAndExclude) {
+  NetParameter param = ParseNet(
+      "state { phase: TEST stage: 'b' }"
+      "layer { name: 'always' }"
+      "layer { name: 'train_only' include { phase: TRAIN } }"
+      "layer { name: 'test_only' include { phase: TEST } }"
+      "layer { name: 'not_test' exclude { phase: TEST } }"
+      "layer { name: 'stage_a' include { stage: 'a' } }"
+      "layer { name: 'a_or_b' include { stage: 'a' } include { stage: 'b' } }");
+  NetParameter filtered;
+  Net<float>::FilterNet(param, &filtered);
+  std::vector<std::string> names;
+  for (const auto& layer : filtered.layer()) names.push_back(layer.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"always", "test_only", "a_or_b"}));
+}
+
+}  // namespace
+}  // namespace crema
