@@ -16,9 +16,16 @@ if(NOT CBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
   message(FATAL_ERROR "OpenBLAS not found: run scripts/install_deps.sh")
 endif()
 
+find_library(LMDB_LIBRARY NAMES lmdb)
+find_library(LEVELDB_LIBRARY NAMES leveldb)
+if(NOT LMDB_LIBRARY OR NOT LEVELDB_LIBRARY)
+  message(FATAL_ERROR "LMDB or LevelDB not found: run scripts/install_deps.sh")
+endif()
+
 set(CREMA_DEPENDENCY_LIBS
   Boost::thread Boost::system Boost::filesystem Boost::chrono glog::glog gflags
-  protobuf::libprotobuf ${OPENBLAS_LIBRARY} ${HDF5_C_LIBRARIES} Threads::Threads)
+  protobuf::libprotobuf ${OPENBLAS_LIBRARY} ${HDF5_C_LIBRARIES} ${LMDB_LIBRARY}
+  ${LEVELDB_LIBRARY} Threads::Threads)
 set(CREMA_DEFINITIONS "")
 include_directories(SYSTEM ${CBLAS_INCLUDE_DIR} ${HDF5_INCLUDE_DIRS})
 

@@ -20,7 +20,7 @@ namespace crema {
 
 class InternalThread {
  public:
-  InternalThread() = default;
+  InternalThread();
   // Stops the thread. A derived class whose entry uses its own members must
   // call StopInternalThread() in its own destructor, before they go away.
   virtual ~InternalThread();

@@ -16,6 +16,9 @@ struct InternalThread::ChildContext {
   uint64_t seed;
 };
 
+// Out of line: unique_ptr<boost::thread> needs the complete type here.
+InternalThread::InternalThread() = default;
+
 InternalThread::~InternalThread() { StopInternalThread(); }
 
 bool InternalThread::is_started() const { return thread_ && thread_->joinable(); }

@@ -1,0 +1,66 @@
+// DataReader: the one thread that walks a database for every solver reading
+// it. One reader body exists per (layer name, source, phase); each solver's
+// Data layer gets its own pair of queues (free, full) from it, and the body
+// deals records round-robin over the solvers in rank order, so N solvers read
+// N disjoint, interleaved slices of the data in a fixed order, and the
+// database is opened once. At the end of the database it wraps around.
+#ifndef CREMA_DATA_READER_HPP_
+#define CREMA_DATA_READER_HPP_
+
+#include <boost/thread/mutex.hpp>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/common.hpp"
+#include "crema/internal_thread.hpp"
+#include "crema/proto/crema.pb.h"
+#include "crema/util/blocking_queue.hpp"
+#include "crema/util/db.hpp"
+
+namespace crema {
+
+class DataReader {
+ public:
+  // Joins (or creates) the body for this layer's source, as the calling
+  // thread's solver (Context::solver_rank()). A database that cannot be
+  // opened is a user error naming the layer and the path.
+  explicit DataReader(const LayerParameter& param);
+  ~DataReader();
+
+  // Records come out of full(); the consumer hands each back through free().
+  // A null record from full() means the reader failed; failure_message() says why.
+  BlockingQueue<Datum*>& free() const { return queue_pair_->free; }
+  BlockingQueue<Datum*>& full() const { return queue_pair_->full; }
+  std::string failure_message() const;
+
+  // Records this solver's slice has received so far (for resuming a run).
+  uint64_t records_read() const;
+
+  // The number of reader bodies alive in this process (for tests).
+  static size_t live_bodies();
+
+ private:
+  struct QueuePair {
+    QueuePair(int rank, int size, const std::string& name);
+    ~QueuePair();
+    const int rank;
+    std::atomic<uint64_t> records{0};
+    BlockingQueue<Datum*> free;
+    BlockingQueue<Datum*> full;
+  };
+  class Body;
+
+  static std::string BodyKey(const LayerParameter& param);
+
+  std::shared_ptr<QueuePair> queue_pair_;
+  std::shared_ptr<Body> body_;
+
+  DISABLE_COPY_AND_ASSIGN(DataReader);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DATA_READER_HPP_

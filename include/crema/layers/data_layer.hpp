@@ -1,0 +1,43 @@
+// Data: reads Datum records from an LMDB or LevelDB database (Caffe's
+// format), through the shared DataReader of its source, transforms them and
+// serves batches prefetched on its own thread. Each solver has its own Data
+// layer; the reader deals each one its slice of the records.
+#ifndef CREMA_LAYERS_DATA_LAYER_HPP_
+#define CREMA_LAYERS_DATA_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/data_reader.hpp"
+#include "crema/layers/base_data_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class DataLayer : public BasePrefetchingDataLayer<Dtype> {
+ public:
+  explicit DataLayer(const LayerParameter& param);
+  ~DataLayer() override;
+  void DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                      const std::vector<Blob<Dtype>*>& top) override;
+  const char* type() const override { return "Data"; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
+  // The reader hands each solver its own slice: never shared.
+  bool ShareInParallel() const override { return false; }
+
+  const DataReader& reader() const { return *reader_; }
+
+ protected:
+  void load_batch(Batch<Dtype>* batch) override;
+
+ private:
+  // Takes the next record from the reader (a null one means it failed).
+  Datum* NextRecord();
+
+  std::unique_ptr<DataReader> reader_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_DATA_LAYER_HPP_

@@ -1,0 +1,158 @@
+#include "crema/data_reader.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+namespace crema {
+
+// The thread that owns the database cursor. It waits until every solver of
+// the phase has registered its queue pair, orders them by rank, then deals
+// one record to each in turn, forever, wrapping at the end.
+class DataReader::Body : public InternalThread {
+ public:
+  Body(const LayerParameter& param, int solver_count)
+      : param_(param), solver_count_(solver_count), new_pairs_("new reader queues", false) {
+    const DataParameter& data = param_.data_param();
+    CREMA_REQUIRE(!data.source().empty(),
+                  "layer '" << param_.name() << "' (Data): data_param.source is not set");
+    db_ = db::GetDB(data.backend());
+    try {
+      db_->Open(data.source(), db::READ);
+      cursor_ = db_->NewCursor();
+    } catch (const Error& e) {
+      CREMA_FAIL("layer '" << param_.name() << "' (Data): " << e.what());
+    }
+    CREMA_REQUIRE(cursor_->valid(), "layer '" << param_.name() << "' (Data): the database "
+                                              << data.source() << " holds no records");
+    // Skip a random number of records, so solvers of several runs start apart.
+    if (data.rand_skip()) {
+      const unsigned skip = Context::rng()() % data.rand_skip();
+      LOG(INFO) << "Skipping first " << skip << " data points.";
+      for (unsigned i = 0; i < skip; ++i) Advance();
+    }
+    StartInternalThread();
+  }
+
+  ~Body() override { StopInternalThread(); }
+
+  void Register(const std::shared_ptr<QueuePair>& pair) { new_pairs_.push(pair); }
+
+ protected:
+  void InternalThreadEntry() override {
+    std::vector<std::shared_ptr<QueuePair>> pairs;
+    for (int i = 0; i < solver_count_; ++i) pairs.push_back(new_pairs_.pop());
+    std::sort(pairs.begin(), pairs.end(),
+              [](const std::shared_ptr<QueuePair>& a, const std::shared_ptr<QueuePair>& b) {
+                return a->rank < b->rank;
+              });
+    {
+      boost::mutex::scoped_lock lock(pairs_mutex_);
+      pairs_ = pairs;
+    }
+    while (!must_stop()) {
+      for (auto& pair : pairs) ReadOne(pair.get());
+    }
+  }
+
+  // Wakes every consumer with a null record: reading has failed.
+  void OnInternalThreadFailed() override {
+    boost::mutex::scoped_lock lock(pairs_mutex_);
+    for (auto& pair : pairs_) pair->full.push(nullptr);
+  }
+
+ private:
+  void ReadOne(QueuePair* pair) {
+    Datum* datum = pair->free.pop();
+    CREMA_REQUIRE(datum->ParseFromString(cursor_->value()),
+                  "layer '" << param_.name() << "': record '" << cursor_->key() << "' of "
+                            << param_.data_param().source() << " is not a valid Datum");
+    pair->records++;
+    pair->full.push(datum);
+    Advance();
+  }
+
+  void Advance() {
+    cursor_->Next();
+    if (!cursor_->valid()) {
+      VLOG(1) << "Restarting data prefetching from start.";
+      cursor_->SeekToFirst();
+    }
+  }
+
+  const LayerParameter param_;
+  const int solver_count_;
+  std::unique_ptr<db::DB> db_;
+  std::unique_ptr<db::Cursor> cursor_;
+  BlockingQueue<std::shared_ptr<QueuePair>> new_pairs_;
+  boost::mutex pairs_mutex_;
+  std::vector<std::shared_ptr<QueuePair>> pairs_;
+};
+
+namespace {
+boost::mutex& BodiesMutex() {
+  static boost::mutex mutex;
+  return mutex;
+}
+template <typename Body>
+std::map<std::string, std::weak_ptr<Body>>& Bodies() {
+  static std::map<std::string, std::weak_ptr<Body>> bodies;
+  return bodies;
+}
+}  // namespace
+
+DataReader::QueuePair::QueuePair(int rank_, int size, const std::string& name)
+    : rank(rank_), free(name + " (free records)", false), full(name + " (records read)") {
+  for (int i = 0; i < size; ++i) free.push(new Datum());
+}
+
+DataReader::QueuePair::~QueuePair() {
+  Datum* datum;
+  while (free.try_pop(&datum)) delete datum;
+  while (full.try_pop(&datum)) delete datum;  // nullptr (failure marker) is fine
+}
+
+std::string DataReader::BodyKey(const LayerParameter& param) {
+  return param.name() + ":" + param.data_param().source() + ":" +
+         (param.phase() == TRAIN ? "TRAIN" : "TEST");
+}
+
+DataReader::DataReader(const LayerParameter& param) {
+  const int batch = static_cast<int>(param.data_param().batch_size());
+  const int prefetch = static_cast<int>(param.data_param().prefetch());
+  CREMA_REQUIRE(batch > 0, "layer '" << param.name() << "' (Data): batch_size must be positive");
+  queue_pair_.reset(new QueuePair(Context::solver_rank(), batch * std::max(prefetch, 1),
+                                  "layer '" + param.name() + "'"));
+  // Only the training net runs in every solver; test nets exist in the root.
+  const int solver_count = param.phase() == TRAIN ? Context::solver_count() : 1;
+  boost::mutex::scoped_lock lock(BodiesMutex());
+  const std::string key = BodyKey(param);
+  std::weak_ptr<Body>& slot = Bodies<Body>()[key];
+  body_ = slot.lock();
+  if (!body_) {
+    body_.reset(new Body(param, solver_count));
+    slot = body_;
+  }
+  body_->Register(queue_pair_);
+}
+
+DataReader::~DataReader() {
+  boost::mutex::scoped_lock lock(BodiesMutex());
+  body_.reset();  // the last reader of a source stops (joins) its body here
+  auto& bodies = Bodies<Body>();
+  for (auto it = bodies.begin(); it != bodies.end();) {
+    it = it->second.expired() ? bodies.erase(it) : std::next(it);
+  }
+}
+
+uint64_t DataReader::records_read() const { return queue_pair_->records.load(); }
+
+std::string DataReader::failure_message() const { return body_->failure_message(); }
+
+size_t DataReader::live_bodies() {
+  boost::mutex::scoped_lock lock(BodiesMutex());
+  size_t live = 0;
+  for (const auto& entry : Bodies<Body>()) live += entry.second.expired() ? 0 : 1;
+  return live;
+}
+
+}  // namespace crema

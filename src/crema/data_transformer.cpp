@@ -1,0 +1,175 @@
+#include "crema/data_transformer.hpp"
+
+#include "crema/util/io.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Phase phase)
+    : param_(param), phase_(phase) {
+  CREMA_REQUIRE(!(param_.has_mean_file() && param_.mean_value_size() > 0),
+                "transform_param: give mean_file or mean_value, not both");
+  if (param_.has_mean_file()) {
+    BlobProto mean_proto;
+    ReadProtoFromBinaryFile(param_.mean_file(), &mean_proto);
+    data_mean_.FromProto(mean_proto);
+  }
+  for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
+}
+
+template <typename Dtype>
+int DataTransformer<Dtype>::Rand(int n) {
+  return static_cast<int>(Context::rng()() % static_cast<uint32_t>(n));
+}
+
+template <typename Dtype>
+std::vector<int> DataTransformer<Dtype>::InferBlobShape(const Datum& datum) const {
+  CREMA_REQUIRE(!datum.encoded(),
+                "the data holds encoded images (JPEG/PNG); this build of Crema decodes raw "
+                "records only (build with OpenCV to read encoded ones)");
+  const int crop = static_cast<int>(param_.crop_size());
+  CheckSize(datum.channels(), datum.height(), datum.width());
+  return {1, datum.channels(), crop ? crop : datum.height(), crop ? crop : datum.width()};
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) const {
+  const int crop = static_cast<int>(param_.crop_size());
+  CREMA_REQUIRE(channels > 0 && height > 0 && width > 0,
+                "a record of shape " << channels << "x" << height << "x" << width
+                                     << " is empty");
+  CREMA_REQUIRE(height >= crop && width >= crop, "crop_size " << crop << " is larger than the "
+                                                              << height << "x" << width
+                                                              << " input");
+  if (!mean_values_.empty()) {
+    CREMA_REQUIRE(mean_values_.size() == 1 || static_cast<int>(mean_values_.size()) == channels,
+                  "mean_value has " << mean_values_.size() << " values for " << channels
+                                    << " channels; give one, or one per channel");
+  }
+  if (data_mean_.count() > 0) {
+    CREMA_REQUIRE(data_mean_.channels() == channels && data_mean_.height() == height &&
+                      data_mean_.width() == width,
+                  "the mean file " << param_.mean_file() << " has shape "
+                                   << data_mean_.shape_string() << ", the data is " << channels
+                                   << "x" << height << "x" << width);
+  }
+}
+
+template <typename Dtype>
+typename DataTransformer<Dtype>::Choice DataTransformer<Dtype>::Choose(int height, int width) {
+  Choice choice;
+  const int crop = static_cast<int>(param_.crop_size());
+  choice.mirror = param_.mirror() && Rand(2);
+  if (crop) {
+    if (phase_ == TRAIN) {
+      choice.h_off = Rand(height - crop + 1);
+      choice.w_off = Rand(width - crop + 1);
+    } else {
+      choice.h_off = (height - crop) / 2;
+      choice.w_off = (width - crop) / 2;
+    }
+  }
+  return choice;
+}
+
+template <typename Dtype>
+template <typename Source>
+void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int height,
+                                             int width, Dtype* out) {
+  CheckSize(channels, height, width);
+  const int crop = static_cast<int>(param_.crop_size());
+  const int out_h = crop ? crop : height;
+  const int out_w = crop ? crop : width;
+  const Choice choice = Choose(height, width);
+  const Dtype scale = param_.scale();
+  const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
+  for (int c = 0; c < channels; ++c) {
+    const Dtype mean_value =
+        mean_values_.empty() ? Dtype(0) : mean_values_[mean_values_.size() == 1 ? 0 : c];
+    for (int h = 0; h < out_h; ++h) {
+      const int in_row = (c * height + h + choice.h_off) * width + choice.w_off;
+      Dtype* out_row = out + (c * out_h + h) * out_w;
+      for (int w = 0; w < out_w; ++w) {
+        const int in_index = in_row + w;
+        const int out_w_index = choice.mirror ? out_w - 1 - w : w;
+        Dtype value = static_cast<Dtype>(in[in_index]);
+        value -= mean ? mean[in_index] : mean_value;
+        out_row[out_w_index] = value * scale;
+      }
+    }
+  }
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out) {
+  InferBlobShape(datum);  // validates
+  const int channels = datum.channels(), height = datum.height(), width = datum.width();
+  const size_t size = static_cast<size_t>(channels) * height * width;
+  if (!datum.data().empty()) {
+    CREMA_REQUIRE(datum.data().size() == size, "a record holds " << datum.data().size()
+                                                                 << " bytes, its shape "
+                                                                 << channels << "x" << height
+                                                                 << "x" << width << " needs "
+                                                                 << size);
+    TransformValues(reinterpret_cast<const uint8_t*>(datum.data().data()), channels, height,
+                    width, out);
+  } else {
+    CREMA_REQUIRE(static_cast<size_t>(datum.float_data_size()) == size,
+                  "a record holds " << datum.float_data_size() << " float values, its shape "
+                                    << channels << "x" << height << "x" << width << " needs "
+                                    << size);
+    TransformValues(datum.float_data().data(), channels, height, width, out);
+  }
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Datum& datum, Blob<Dtype>* transformed) {
+  const std::vector<int> shape = InferBlobShape(datum);
+  CREMA_REQUIRE(transformed->num_axes() == 4 && transformed->channels() == shape[1] &&
+                    transformed->height() == shape[2] && transformed->width() == shape[3],
+                "a record transforms to shape 1 " << shape[1] << " " << shape[2] << " "
+                                                  << shape[3] << ", the target blob is "
+                                                  << transformed->shape_string());
+  Transform(datum, transformed->mutable_cpu_data());
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const std::vector<Datum>& datums,
+                                       Blob<Dtype>* transformed) {
+  CREMA_REQUIRE(static_cast<int>(datums.size()) <= transformed->num(),
+                datums.size() << " records do not fit a blob of " << transformed->num()
+                              << " items");
+  const int item_size = transformed->count(1);
+  for (size_t i = 0; i < datums.size(); ++i) {
+    Transform(datums[i], transformed->mutable_cpu_data() + i * item_size);
+  }
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Dtype* in, int channels, int height, int width,
+                                       Dtype* out) {
+  TransformValues(in, channels, height, width, out);
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(Blob<Dtype>* input, Blob<Dtype>* transformed) {
+  const int crop = static_cast<int>(param_.crop_size());
+  const int num = input->num(), channels = input->channels();
+  const int height = input->height(), width = input->width();
+  const int out_h = crop ? crop : height, out_w = crop ? crop : width;
+  CREMA_REQUIRE(transformed->num() == num && transformed->channels() == channels &&
+                    transformed->height() == out_h && transformed->width() == out_w,
+                "transform of a blob of shape " << input->shape_string() << " into one of shape "
+                                                << transformed->shape_string()
+                                                << " (expected " << num << " " << channels << " "
+                                                << out_h << " " << out_w << ")");
+  const int in_size = channels * height * width, out_size = channels * out_h * out_w;
+  for (int n = 0; n < num; ++n) {
+    TransformValues(input->cpu_data() + n * in_size, channels, height, width,
+                    transformed->mutable_cpu_data() + n * out_size);
+  }
+}
+
+INSTANTIATE_CLASS(DataTransformer);
+
+}  // namespace crema

@@ -1,0 +1,80 @@
+#include "crema/layers/data_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+DataLayer<Dtype>::DataLayer(const LayerParameter& param)
+    : BasePrefetchingDataLayer<Dtype>(param) {}
+
+template <typename Dtype>
+DataLayer<Dtype>::~DataLayer() {
+  // The prefetch thread reads reader_: stop it before the reader goes.
+  this->StopInternalThread();
+}
+
+template <typename Dtype>
+Datum* DataLayer<Dtype>::NextRecord() {
+  Datum* datum = reader_->full().pop();
+  if (!datum) {
+    reader_->full().push(nullptr);  // later readers of this queue fail too
+    CREMA_FAIL("layer '" << this->layer_param_.name()
+                         << "' (Data): reading the database failed: " << reader_->failure_message());
+  }
+  return datum;
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                      const std::vector<Blob<Dtype>*>& top) {
+  reader_.reset(new DataReader(this->layer_param_));
+  const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
+  // The first record gives the shape; peeking leaves it first in the queue.
+  Datum* first = reader_->full().peek();
+  if (!first) NextRecord();  // the reader failed: report why
+  std::vector<int> shape;
+  try {
+    shape = this->data_transformer_->InferBlobShape(*first);
+  } catch (const Error& e) {
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what());
+  }
+  shape[0] = batch_size;
+  top[0]->Reshape(shape);
+  for (auto& batch : this->prefetch_) batch->data_.Reshape(shape);
+  LOG_IF(INFO, Context::root_solver())
+      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << ","
+      << shape[3];
+  if (this->output_labels_) {
+    const std::vector<int> label_shape{batch_size};
+    top[1]->Reshape(label_shape);
+    for (auto& batch : this->prefetch_) batch->label_.Reshape(label_shape);
+  }
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
+  const int batch_size = batch->data_.shape(0);
+  const int item_size = batch->data_.count(1);
+  Dtype* data = batch->data_.mutable_cpu_data();
+  Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
+  for (int item = 0; item < batch_size; ++item) {
+    Datum* datum = NextRecord();
+    try {
+      const std::vector<int> shape = this->data_transformer_->InferBlobShape(*datum);
+      CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == item_size,
+                    "a record of shape " << datum->channels() << "x" << datum->height() << "x"
+                                         << datum->width() << " differs from the first record's");
+      this->data_transformer_->Transform(*datum, data + item * item_size);
+    } catch (const Error& e) {
+      reader_->free().push(datum);
+      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what()
+                           << " (all records must have the shape of the first)");
+    }
+    if (label) label[item] = static_cast<Dtype>(datum->label());
+    reader_->free().push(datum);
+  }
+}
+
+INSTANTIATE_CLASS(DataLayer);
+REGISTER_LAYER_CLASS(Data);
+
+}  // namespace crema

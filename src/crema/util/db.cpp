@@ -1,0 +1,245 @@
+#include "crema/util/db.hpp"
+
+#include <leveldb/db.h>
+#include <leveldb/write_batch.h>
+#include <lmdb.h>
+#include <sys/stat.h>
+
+#include <utility>
+#include <vector>
+
+namespace crema {
+namespace db {
+
+namespace {
+
+// ---- LMDB -------------------------------------------------------------------------
+
+void LmdbRequire(int status, const std::string& source, const char* what) {
+  CREMA_REQUIRE(status == MDB_SUCCESS,
+                source << ": LMDB " << what << " failed: " << mdb_strerror(status));
+}
+
+class LmdbCursor : public Cursor {
+ public:
+  LmdbCursor(MDB_txn* txn, MDB_cursor* cursor) : txn_(txn), cursor_(cursor) { SeekToFirst(); }
+  ~LmdbCursor() override {
+    mdb_cursor_close(cursor_);
+    mdb_txn_abort(txn_);
+  }
+  void SeekToFirst() override { Seek(MDB_FIRST); }
+  void Next() override { Seek(MDB_NEXT); }
+  std::string key() const override {
+    return std::string(static_cast<const char*>(key_.mv_data), key_.mv_size);
+  }
+  std::string value() const override {
+    return std::string(static_cast<const char*>(value_.mv_data), value_.mv_size);
+  }
+  bool valid() const override { return valid_; }
+
+ private:
+  void Seek(MDB_cursor_op op) {
+    const int status = mdb_cursor_get(cursor_, &key_, &value_, op);
+    if (status == MDB_NOTFOUND) {
+      valid_ = false;
+    } else {
+      CREMA_REQUIRE(status == MDB_SUCCESS, "LMDB read failed: " << mdb_strerror(status));
+      valid_ = true;
+    }
+  }
+  MDB_txn* txn_;
+  MDB_cursor* cursor_;
+  MDB_val key_{}, value_{};
+  bool valid_ = false;
+};
+
+class LmdbDB;
+
+class LmdbTransaction : public Transaction {
+ public:
+  explicit LmdbTransaction(LmdbDB* db) : db_(db) {}
+  void Put(const std::string& key, const std::string& value) override {
+    keys_.push_back(key);
+    values_.push_back(value);
+  }
+  void Commit() override;
+
+ private:
+  LmdbDB* db_;
+  std::vector<std::string> keys_, values_;
+};
+
+class LmdbDB : public DB {
+ public:
+  ~LmdbDB() override { Close(); }
+  void Open(const std::string& source, Mode mode) override {
+    source_ = source;
+    LmdbRequire(mdb_env_create(&env_), source, "environment creation");
+    if (mode == NEW) {
+      struct stat info;
+      CREMA_REQUIRE(stat(source.c_str(), &info) != 0,
+                    source << ": already exists; refusing to overwrite a database");
+      CREMA_REQUIRE(mkdir(source.c_str(), 0744) == 0, source << ": cannot create the folder");
+    }
+    unsigned flags = 0;
+    if (mode != READ) {
+      // Room for a large data set up front (the file grows sparsely); a full
+      // map is still grown on demand by WriteBatch.
+      LmdbRequire(mdb_env_set_mapsize(env_, size_t(1) << 30), source, "map size");
+    }
+    if (mode == READ) {
+      CREMA_REQUIRE(stat(source.c_str(), &(stat_)) == 0,
+                    source << ": no such LMDB database (the folder does not exist)");
+      flags = MDB_RDONLY | MDB_NOTLS;
+    }
+    int status = mdb_env_open(env_, source.c_str(), flags, 0664);
+    // A read-only folder cannot hold the lock file: readers then go without it.
+    if (status == EACCES && mode == READ) {
+      mdb_env_close(env_);
+      LmdbRequire(mdb_env_create(&env_), source, "environment creation");
+      status = mdb_env_open(env_, source.c_str(), flags | MDB_NOLOCK, 0664);
+    }
+    if (status != MDB_SUCCESS) {
+      mdb_env_close(env_);
+      env_ = nullptr;
+      LmdbRequire(status, source, "open (is it an LMDB database?)");
+    }
+  }
+  void Close() override {
+    if (env_) {
+      mdb_dbi_close(env_, dbi_);
+      mdb_env_close(env_);
+      env_ = nullptr;
+    }
+  }
+  std::unique_ptr<Cursor> NewCursor() override {
+    MDB_txn* txn;
+    MDB_cursor* cursor;
+    LmdbRequire(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), source_, "transaction");
+    const int status = mdb_dbi_open(txn, nullptr, 0, &dbi_);
+    if (status != MDB_SUCCESS) mdb_txn_abort(txn);
+    LmdbRequire(status, source_, "database open");
+    LmdbRequire(mdb_cursor_open(txn, dbi_, &cursor), source_, "cursor");
+    return std::unique_ptr<Cursor>(new LmdbCursor(txn, cursor));
+  }
+  std::unique_ptr<Transaction> NewTransaction() override {
+    return std::unique_ptr<Transaction>(new LmdbTransaction(this));
+  }
+
+  // Writes the batch, doubling the map size and retrying when it is full.
+  void WriteBatch(const std::vector<std::string>& keys, const std::vector<std::string>& values) {
+    for (;;) {
+      MDB_txn* txn;
+      LmdbRequire(mdb_txn_begin(env_, nullptr, 0, &txn), source_, "write transaction");
+      LmdbRequire(mdb_dbi_open(txn, nullptr, 0, &dbi_), source_, "database open");
+      int status = MDB_SUCCESS;
+      for (size_t i = 0; i < keys.size() && status == MDB_SUCCESS; ++i) {
+        MDB_val key{keys[i].size(), const_cast<char*>(keys[i].data())};
+        MDB_val value{values[i].size(), const_cast<char*>(values[i].data())};
+        status = mdb_put(txn, dbi_, &key, &value, 0);
+      }
+      if (status == MDB_SUCCESS) status = mdb_txn_commit(txn);
+      else mdb_txn_abort(txn);
+      if (status != MDB_MAP_FULL) {
+        LmdbRequire(status, source_, "write");
+        return;
+      }
+      MDB_envinfo info;
+      mdb_env_info(env_, &info);
+      LmdbRequire(mdb_env_set_mapsize(env_, info.me_mapsize * 2), source_, "map resize");
+    }
+  }
+
+ private:
+  MDB_env* env_ = nullptr;
+  MDB_dbi dbi_ = 0;
+  std::string source_;
+  struct stat stat_;
+};
+
+void LmdbTransaction::Commit() {
+  db_->WriteBatch(keys_, values_);
+  keys_.clear();
+  values_.clear();
+}
+
+// ---- LevelDB ------------------------------------------------------------------------
+
+class LevelDBCursor : public Cursor {
+ public:
+  explicit LevelDBCursor(leveldb::Iterator* iter) : iter_(iter) { SeekToFirst(); }
+  void SeekToFirst() override { iter_->SeekToFirst(); }
+  void Next() override { iter_->Next(); }
+  std::string key() const override { return iter_->key().ToString(); }
+  std::string value() const override { return iter_->value().ToString(); }
+  bool valid() const override { return iter_->Valid(); }
+
+ private:
+  std::unique_ptr<leveldb::Iterator> iter_;
+};
+
+class LevelDBTransaction : public Transaction {
+ public:
+  explicit LevelDBTransaction(leveldb::DB* db, const std::string& source)
+      : db_(db), source_(source) {}
+  void Put(const std::string& key, const std::string& value) override { batch_.Put(key, value); }
+  void Commit() override {
+    const leveldb::Status status = db_->Write(leveldb::WriteOptions(), &batch_);
+    CREMA_REQUIRE(status.ok(), source_ << ": LevelDB write failed: " << status.ToString());
+    batch_.Clear();
+  }
+
+ private:
+  leveldb::DB* db_;
+  std::string source_;
+  leveldb::WriteBatch batch_;
+};
+
+class LevelDB : public DB {
+ public:
+  void Open(const std::string& source, Mode mode) override {
+    source_ = source;
+    leveldb::Options options;
+    options.block_size = 65536;
+    options.write_buffer_size = 268435456;
+    options.max_open_files = 100;
+    options.error_if_exists = mode == NEW;
+    options.create_if_missing = mode != READ;
+    leveldb::DB* db = nullptr;
+    const leveldb::Status status = leveldb::DB::Open(options, source, &db);
+    CREMA_REQUIRE(status.ok(), source << ": cannot open LevelDB database: " << status.ToString());
+    db_.reset(db);
+  }
+  void Close() override { db_.reset(); }
+  std::unique_ptr<Cursor> NewCursor() override {
+    return std::unique_ptr<Cursor>(new LevelDBCursor(db_->NewIterator(leveldb::ReadOptions())));
+  }
+  std::unique_ptr<Transaction> NewTransaction() override {
+    return std::unique_ptr<Transaction>(new LevelDBTransaction(db_.get(), source_));
+  }
+
+ private:
+  std::unique_ptr<leveldb::DB> db_;
+  std::string source_;
+};
+
+}  // namespace
+
+std::unique_ptr<DB> GetDB(DataParameter::DB backend) {
+  switch (backend) {
+    case DataParameter::LMDB:
+      return std::unique_ptr<DB>(new LmdbDB());
+    case DataParameter::LEVELDB:
+      return std::unique_ptr<DB>(new LevelDB());
+  }
+  CREMA_FAIL("unknown database backend " << static_cast<int>(backend));
+}
+
+std::unique_ptr<DB> GetDB(const std::string& backend) {
+  if (backend == "lmdb") return GetDB(DataParameter::LMDB);
+  if (backend == "leveldb") return GetDB(DataParameter::LEVELDB);
+  CREMA_FAIL("unknown database backend '" << backend << "' (expected lmdb or leveldb)");
+}
+
+}  // namespace db
+}  // namespace crema

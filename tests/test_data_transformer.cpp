@@ -1,0 +1,190 @@
+// DataTransformer: scale, mean values, mean file, crop (random at TRAIN,
+// centred at TEST) and mirror, checked value by value.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+#include <vector>
+
+#include "crema/data_transformer.hpp"
+#include "crema/util/io.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+// A 1 x 3 x 4 datum holding 0..11, or 2 channels of it (second channel +100).
+Datum MakeDatum(int channels = 1) {
+  Datum datum;
+  datum.set_channels(channels);
+  datum.set_height(3);
+  datum.set_width(4);
+  std::string data;
+  for (int c = 0; c < channels; ++c) {
+    for (int i = 0; i < 12; ++i) data.push_back(static_cast<char>(i + 100 * c));
+  }
+  datum.set_data(data);
+  datum.set_label(7);
+  return datum;
+}
+
+template <typename Dtype>
+class DataTransformerTest : public ::testing::Test {};
+TYPED_TEST_SUITE(DataTransformerTest, TestDtypes);
+
+TYPED_TEST(DataTransformerTest, ScaleAndMeanValue) {
+  TransformationParameter param;
+  param.set_scale(0.5);
+  param.add_mean_value(2);
+  DataTransformer<TypeParam> transformer(param, TRAIN);
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 3, 4});
+  transformer.Transform(MakeDatum(), &blob);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(blob.cpu_data()[i], TypeParam((i - 2) * 0.5)) << i;
+}
+
+TYPED_TEST(DataTransformerTest, PerChannelMeanValues) {
+  TransformationParameter param;
+  param.add_mean_value(1);
+  param.add_mean_value(100);
+  DataTransformer<TypeParam> transformer(param, TEST);
+  Blob<TypeParam> blob(std::vector<int>{1, 2, 3, 4});
+  transformer.Transform(MakeDatum(2), &blob);
+  EXPECT_EQ(blob.cpu_data()[0], TypeParam(-1));
+  EXPECT_EQ(blob.cpu_data()[11], TypeParam(10));
+  EXPECT_EQ(blob.cpu_data()[12], TypeParam(0));   // 100 - 100
+  EXPECT_EQ(blob.cpu_data()[23], TypeParam(11));  // 111 - 100
+  param.add_mean_value(3);  // three values for two channels
+  DataTransformer<TypeParam> wrong(param, TEST);
+  EXPECT_THROW(wrong.Transform(MakeDatum(2), &blob), Error);
+}
+
+TYPED_TEST(DataTransformerTest, MeanFile) {
+  char pattern[] = "/tmp/crema_mean_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string file = std::string(pattern) + "/mean.binaryproto";
+  BlobProto mean;
+  mean.set_num(1);
+  mean.set_channels(1);
+  mean.set_height(3);
+  mean.set_width(4);
+  for (int i = 0; i < 12; ++i) mean.add_data(i);  // equal to the data: all zeros out
+  WriteProtoToBinaryFile(mean, file);
+  TransformationParameter param;
+  param.set_mean_file(file);
+  DataTransformer<TypeParam> transformer(param, TEST);
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 3, 4});
+  transformer.Transform(MakeDatum(), &blob);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(blob.cpu_data()[i], TypeParam(0));
+  param.add_mean_value(1);
+  EXPECT_THROW(DataTransformer<TypeParam>(param, TEST), Error);  // both kinds at once
+  std::system((std::string("rm -rf ") + pattern).c_str());
+  TransformationParameter missing;
+  missing.set_mean_file("/nonexistent/mean.binaryproto");
+  EXPECT_THROW(DataTransformer<TypeParam>(missing, TEST), Error);
+}
+
+TYPED_TEST(DataTransformerTest, CentreCropAtTest) {
+  TransformationParameter param;
+  param.set_crop_size(2);
+  DataTransformer<TypeParam> transformer(param, TEST);
+  EXPECT_EQ(transformer.InferBlobShape(MakeDatum()), (std::vector<int>{1, 1, 2, 2}));
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 2, 2});
+  transformer.Transform(MakeDatum(), &blob);
+  // Offsets (3-2)/2 = 0 rows, (4-2)/2 = 1 column: values 1 2 / 5 6.
+  const TypeParam expected[] = {1, 2, 5, 6};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(blob.cpu_data()[i], expected[i]) << i;
+}
+
+TYPED_TEST(DataTransformerTest, RandomCropAtTrainCoversEveryOffset) {
+  TransformationParameter param;
+  param.set_crop_size(2);
+  DataTransformer<TypeParam> transformer(param, TRAIN);
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 2, 2});
+  std::set<int> corners;
+  for (int trial = 0; trial < 200; ++trial) {
+    transformer.Transform(MakeDatum(), &blob);
+    const int corner = static_cast<int>(blob.cpu_data()[0]);
+    corners.insert(corner);
+    // Always a contiguous 2x2 window of the 3x4 image.
+    EXPECT_EQ(blob.cpu_data()[1], corner + 1);
+    EXPECT_EQ(blob.cpu_data()[2], corner + 4);
+  }
+  EXPECT_EQ(corners, (std::set<int>{0, 1, 2, 4, 5, 6}));  // 2 x 3 offsets
+}
+
+TYPED_TEST(DataTransformerTest, MirrorFlipsRowsSometimes) {
+  TransformationParameter param;
+  param.set_mirror(true);
+  DataTransformer<TypeParam> transformer(param, TRAIN);
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 3, 4});
+  int mirrored = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    transformer.Transform(MakeDatum(), &blob);
+    if (blob.cpu_data()[0] == TypeParam(3)) {
+      ++mirrored;
+      const TypeParam expected[] = {3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8};
+      for (int i = 0; i < 12; ++i) ASSERT_EQ(blob.cpu_data()[i], expected[i]);
+    } else {
+      for (int i = 0; i < 12; ++i) ASSERT_EQ(blob.cpu_data()[i], TypeParam(i));
+    }
+  }
+  EXPECT_GT(mirrored, 20);
+  EXPECT_LT(mirrored, 80);
+}
+
+TYPED_TEST(DataTransformerTest, SeededThreadRepeatsItsChoices) {
+  TransformationParameter param;
+  param.set_crop_size(2);
+  param.set_mirror(true);
+  DataTransformer<TypeParam> transformer(param, TRAIN);
+  Blob<TypeParam> a(std::vector<int>{1, 1, 2, 2}), b(std::vector<int>{1, 1, 2, 2});
+  std::vector<TypeParam> first, second;
+  Context::set_random_seed(3);
+  for (int i = 0; i < 10; ++i) {
+    transformer.Transform(MakeDatum(), &a);
+    first.insert(first.end(), a.cpu_data(), a.cpu_data() + 4);
+  }
+  Context::set_random_seed(3);
+  for (int i = 0; i < 10; ++i) {
+    transformer.Transform(MakeDatum(), &b);
+    second.insert(second.end(), b.cpu_data(), b.cpu_data() + 4);
+  }
+  EXPECT_EQ(first, second);
+}
+
+TYPED_TEST(DataTransformerTest, FloatDataAndBlobs) {
+  Datum datum;
+  datum.set_channels(1);
+  datum.set_height(1);
+  datum.set_width(3);
+  for (float v : {0.5f, -1.f, 2.f}) datum.add_float_data(v);
+  TransformationParameter param;
+  param.set_scale(2);
+  DataTransformer<TypeParam> transformer(param, TEST);
+  Blob<TypeParam> out(std::vector<int>{1, 1, 1, 3});
+  transformer.Transform(datum, &out);
+  EXPECT_EQ(out.cpu_data()[0], TypeParam(1));
+  EXPECT_EQ(out.cpu_data()[1], TypeParam(-2));
+  Blob<TypeParam> in(std::vector<int>{2, 1, 1, 3}), out2(std::vector<int>{2, 1, 1, 3});
+  for (int i = 0; i < 6; ++i) in.mutable_cpu_data()[i] = TypeParam(i);
+  transformer.Transform(&in, &out2);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out2.cpu_data()[i], TypeParam(2 * i));
+}
+
+TYPED_TEST(DataTransformerTest, BadRecordsAreUserErrors) {
+  TransformationParameter param;
+  param.set_crop_size(5);  // larger than 3x4
+  DataTransformer<TypeParam> cropper(param, TEST);
+  EXPECT_THROW(cropper.InferBlobShape(MakeDatum()), Error);
+  Datum encoded = MakeDatum();
+  encoded.set_encoded(true);
+  DataTransformer<TypeParam> plain(TransformationParameter(), TEST);
+  EXPECT_THROW(plain.InferBlobShape(encoded), Error);
+  Datum short_datum = MakeDatum();
+  short_datum.set_data("abc");
+  std::vector<TypeParam> out(12);
+  EXPECT_THROW(plain.Transform(short_datum, out.data()), Error);
+}
+
+}  // namespace
+}  // namespace crema
