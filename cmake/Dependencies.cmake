@@ -5,6 +5,7 @@ find_package(glog REQUIRED)
 find_package(gflags REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(ZLIB REQUIRED)
 
 find_path(CBLAS_INCLUDE_DIR cblas.h
   PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
@@ -25,7 +26,7 @@ endif()
 set(CREMA_DEPENDENCY_LIBS
   Boost::thread Boost::system Boost::filesystem Boost::chrono glog::glog gflags
   protobuf::libprotobuf ${OPENBLAS_LIBRARY} ${HDF5_C_LIBRARIES} ${LMDB_LIBRARY}
-  ${LEVELDB_LIBRARY} Threads::Threads)
+  ${LEVELDB_LIBRARY} ZLIB::ZLIB Threads::Threads)
 set(CREMA_DEFINITIONS "")
 include_directories(SYSTEM ${CBLAS_INCLUDE_DIR} ${HDF5_INCLUDE_DIRS})
 

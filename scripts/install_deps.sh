@@ -10,7 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libopenblas-dev
   liblmdb-dev libleveldb-dev libsnappy-dev
-  libhdf5-dev
+  libhdf5-dev zlib1g-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
   dataset-fashion-mnist

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "crema/util/convert_mnist.hpp"
 #include "crema/util/db.hpp"
 #include "test_common.hpp"
 
@@ -112,6 +113,49 @@ TEST(DBCompatTest, ReadsBvlcFashionTestLmdb) {
 }
 
 TEST(DBCompatTest, UnknownBackendIsAUserError) { EXPECT_THROW(db::GetDB("rocksdb"), Error); }
+
+}  // namespace
+}  // namespace crema
+
+namespace crema {
+namespace {
+
+// Crema's converter and BVLC Caffe's write the same records from the same
+// idx files: every key and every serialised Datum matches.
+TEST(DBCompatTest, ConverterMatchesBvlcRecordForRecord) {
+  const std::string raw = "/usr/share/datasets/fashion-mnist/";
+  char pattern[] = "/tmp/crema_convert_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string ours = std::string(pattern) + "/test_lmdb";
+  ConvertMnist(raw + "t10k-images-idx3-ubyte.gz", raw + "t10k-labels-idx1-ubyte.gz", ours, "lmdb");
+  auto bvlc_db = db::GetDB("lmdb");
+  bvlc_db->Open(CompatDir() + "/fashion_test_lmdb", db::READ);
+  auto our_db = db::GetDB("lmdb");
+  our_db->Open(ours, db::READ);
+  auto bvlc = bvlc_db->NewCursor();
+  auto mine = our_db->NewCursor();
+  int count = 0;
+  for (; bvlc->valid(); bvlc->Next(), mine->Next(), ++count) {
+    ASSERT_TRUE(mine->valid()) << "ours ends after " << count << " records";
+    ASSERT_EQ(mine->key(), bvlc->key());
+    ASSERT_EQ(mine->value(), bvlc->value()) << "record " << bvlc->key();
+  }
+  EXPECT_FALSE(mine->valid());
+  EXPECT_EQ(count, 10000);
+  std::system((std::string("rm -rf ") + pattern).c_str());
+}
+
+TEST(DBCompatTest, ConverterRefusesWrongFiles) {
+  const std::string raw = "/usr/share/datasets/fashion-mnist/";
+  // Labels given as images: the magic number says so, naming the file.
+  try {
+    ConvertMnist(raw + "t10k-labels-idx1-ubyte.gz", raw + "t10k-labels-idx1-ubyte.gz",
+                 "/tmp/crema_never_written", "lmdb");
+    FAIL() << "a label file given as images must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t10k-labels-idx1-ubyte.gz"), std::string::npos);
+  }
+}
 
 }  // namespace
 }  // namespace crema

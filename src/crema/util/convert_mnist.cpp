@@ -1,0 +1,92 @@
+// Reading MNIST-format (idx) files, gzipped or not, into Datum databases.
+#include "crema/util/convert_mnist.hpp"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "crema/common.hpp"
+#include "crema/proto/crema.pb.h"
+#include "crema/util/db.hpp"
+
+namespace crema {
+
+namespace {
+
+// Reads an idx file through zlib, which passes plain files through as is.
+class IdxFile {
+ public:
+  explicit IdxFile(const std::string& path) : path_(path) {
+    file_ = gzopen(path.c_str(), "rb");
+    CREMA_REQUIRE(file_, path << ": cannot open file");
+  }
+  ~IdxFile() {
+    if (file_) gzclose(file_);
+  }
+  uint32_t ReadBigEndian() {
+    unsigned char bytes[4];
+    Read(bytes, 4);
+    return (uint32_t(bytes[0]) << 24) | (uint32_t(bytes[1]) << 16) | (uint32_t(bytes[2]) << 8) |
+           uint32_t(bytes[3]);
+  }
+  void Read(void* buffer, size_t size) {
+    const int got = gzread(file_, buffer, static_cast<unsigned>(size));
+    CREMA_REQUIRE(got == static_cast<int>(size), path_ << ": truncated file (wanted " << size
+                                                       << " more bytes)");
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+};
+
+}  // namespace
+
+void ConvertMnist(const std::string& image_path, const std::string& label_path,
+                  const std::string& db_path, const std::string& backend) {
+  IdxFile images(image_path), labels(label_path);
+  const uint32_t image_magic = images.ReadBigEndian();
+  CREMA_REQUIRE(image_magic == 2051, image_path << ": not an idx image file (magic "
+                                                << image_magic << ", expected 2051)");
+  const uint32_t label_magic = labels.ReadBigEndian();
+  CREMA_REQUIRE(label_magic == 2049, label_path << ": not an idx label file (magic "
+                                                << label_magic << ", expected 2049)");
+  const uint32_t num_items = images.ReadBigEndian();
+  const uint32_t num_labels = labels.ReadBigEndian();
+  CREMA_REQUIRE(num_items == num_labels, image_path << " holds " << num_items << " images but "
+                                                    << label_path << " " << num_labels
+                                                    << " labels");
+  const uint32_t rows = images.ReadBigEndian();
+  const uint32_t cols = images.ReadBigEndian();
+
+  auto db = db::GetDB(backend);
+  db->Open(db_path, db::NEW);
+  auto txn = db->NewTransaction();
+  LOG(INFO) << "A total of " << num_items << " items.";
+  LOG(INFO) << "Rows: " << rows << " Cols: " << cols;
+  std::vector<char> pixels(rows * cols);
+  Datum datum;
+  datum.set_channels(1);
+  datum.set_height(static_cast<int>(rows));
+  datum.set_width(static_cast<int>(cols));
+  std::string value;
+  char key[16];
+  uint32_t item = 0;
+  for (; item < num_items; ++item) {
+    images.Read(pixels.data(), pixels.size());
+    char label;
+    labels.Read(&label, 1);
+    datum.set_data(pixels.data(), pixels.size());
+    datum.set_label(label);
+    snprintf(key, sizeof(key), "%08u", item);
+    datum.SerializeToString(&value);
+    txn->Put(key, value);
+    if ((item + 1) % 1000 == 0) txn->Commit();
+  }
+  txn->Commit();
+  LOG(INFO) << "Processed " << item << " files.";
+}
+
+}  // namespace crema
