@@ -1,0 +1,112 @@
+#include "crema/layers/hdf5_data_layer.hpp"
+
+#include <hdf5.h>
+
+#include <fstream>
+#include <numeric>
+
+#include "crema/util/hdf5.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                      const std::vector<Blob<Dtype>*>& top) {
+  const HDF5DataParameter& param = this->layer_param_.hdf5_data_param();
+  CREMA_LAYER_REQUIRE(param.batch_size() > 0, "batch_size must be positive");
+  std::ifstream list(param.source());
+  CREMA_LAYER_REQUIRE(list.good(), "cannot open the file list " << param.source());
+  std::string line;
+  while (std::getline(list, line)) {
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    const size_t end = line.find_last_not_of(" \t\r");
+    files_.push_back(line.substr(start, end - start + 1));
+  }
+  CREMA_LAYER_REQUIRE(!files_.empty(), "the file list " << param.source() << " names no files");
+  file_order_.resize(files_.size());
+  std::iota(file_order_.begin(), file_order_.end(), 0u);
+  if (param.shuffle()) Shuffle(&file_order_);
+  current_file_ = 0;
+  LoadFile(files_[file_order_[0]]);
+  const int batch = static_cast<int>(param.batch_size());
+  for (size_t i = 0; i < top.size(); ++i) {
+    std::vector<int> shape = file_blobs_[i]->shape();
+    shape[0] = batch;
+    top[i]->Reshape(shape);
+  }
+}
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::Shuffle(std::vector<unsigned>* order) {
+  // Fisher-Yates on the thread's generator, so a seeded run repeats.
+  for (size_t i = order->size(); i > 1; --i) {
+    std::swap((*order)[i - 1], (*order)[Context::rng()() % i]);
+  }
+}
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::LoadFile(const std::string& filename) {
+  const hid_t file = H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  CREMA_LAYER_REQUIRE(file >= 0, "cannot open HDF5 file " << filename);
+  const int num_tops = this->layer_param_.top_size();
+  file_blobs_.resize(num_tops);
+  try {
+    for (int i = 0; i < num_tops; ++i) {
+      if (!file_blobs_[i]) file_blobs_[i].reset(new Blob<Dtype>());
+      HDF5LoadDataset(file, filename, this->layer_param_.top(i), 1, kMaxBlobAxes,
+                      file_blobs_[i].get());
+    }
+  } catch (const Error& e) {
+    H5Fclose(file);
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (HDF5Data): " << e.what());
+  }
+  H5Fclose(file);
+  const int rows = file_blobs_[0]->shape(0);
+  for (int i = 1; i < num_tops; ++i) {
+    CREMA_LAYER_REQUIRE(file_blobs_[i]->shape(0) == rows,
+                        filename << ": dataset '" << this->layer_param_.top(i) << "' has "
+                                 << file_blobs_[i]->shape(0) << " rows, '"
+                                 << this->layer_param_.top(0) << "' has " << rows);
+  }
+  CREMA_LAYER_REQUIRE(rows > 0, filename << " holds no rows");
+  row_order_.resize(rows);
+  std::iota(row_order_.begin(), row_order_.end(), 0u);
+  if (this->layer_param_.hdf5_data_param().shuffle()) Shuffle(&row_order_);
+  current_row_ = 0;
+}
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                       const std::vector<Blob<Dtype>*>& top) {
+  const int batch = static_cast<int>(this->layer_param_.hdf5_data_param().batch_size());
+  for (int item = 0; item < batch; ++item) {
+    if (current_row_ == row_order_.size()) {
+      // Next file; after the last, start over (reshuffled when asked).
+      if (++current_file_ == files_.size()) {
+        current_file_ = 0;
+        if (this->layer_param_.hdf5_data_param().shuffle()) Shuffle(&file_order_);
+      }
+      if (files_.size() > 1) {
+        LoadFile(files_[file_order_[current_file_]]);
+      } else {
+        current_row_ = 0;
+        if (this->layer_param_.hdf5_data_param().shuffle()) Shuffle(&row_order_);
+      }
+    }
+    for (size_t i = 0; i < top.size(); ++i) {
+      const int row_size = file_blobs_[i]->count(1);
+      CREMA_LAYER_REQUIRE(top[i]->count(1) == row_size,
+                          "dataset '" << this->layer_param_.top(i)
+                                      << "' changes its row shape between files");
+      cpu_copy(row_size, file_blobs_[i]->cpu_data() + row_order_[current_row_] * row_size,
+               top[i]->mutable_cpu_data() + item * row_size);
+    }
+    ++current_row_;
+  }
+}
+
+INSTANTIATE_CLASS(HDF5DataLayer);
+REGISTER_LAYER_CLASS(HDF5Data);
+
+}  // namespace crema

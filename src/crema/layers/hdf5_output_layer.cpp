@@ -1,0 +1,80 @@
+#include "crema/layers/hdf5_output_layer.hpp"
+
+#include <hdf5.h>
+
+#include <type_traits>
+
+namespace crema {
+
+template <typename Dtype>
+HDF5OutputLayer<Dtype>::~HDF5OutputLayer() {
+  if (file_id_ >= 0) H5Fclose(static_cast<hid_t>(file_id_));
+}
+
+template <typename Dtype>
+void HDF5OutputLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                        const std::vector<Blob<Dtype>*>& top) {
+  const std::string& file_name = this->layer_param_.hdf5_output_param().file_name();
+  CREMA_LAYER_REQUIRE(!file_name.empty(), "hdf5_output_param.file_name is not set");
+  file_id_ = H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  CREMA_LAYER_REQUIRE(file_id_ >= 0, "cannot create HDF5 file " << file_name);
+}
+
+// Creates the dataset on first use with an unlimited first axis, then grows
+// it by one batch and writes the batch into the new rows.
+template <typename Dtype>
+void HDF5OutputLayer<Dtype>::Append(const char* name, const Blob<Dtype>& blob) {
+  const hid_t file = static_cast<hid_t>(file_id_);
+  const hid_t type = std::is_same<Dtype, float>::value ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  std::vector<hsize_t> dims(blob.shape().begin(), blob.shape().end());
+  if (dims.empty()) dims.push_back(1);
+  const hsize_t batch = dims[0];
+  hid_t dataset;
+  if (H5Lexists(file, name, H5P_DEFAULT) > 0) {
+    dataset = H5Dopen2(file, name, H5P_DEFAULT);
+  } else {
+    std::vector<hsize_t> start_dims(dims), max_dims(dims), chunk(dims);
+    start_dims[0] = 0;
+    max_dims[0] = H5S_UNLIMITED;
+    chunk[0] = std::max<hsize_t>(batch, 1);
+    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), start_dims.data(),
+                                         max_dims.data());
+    const hid_t properties = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(properties, static_cast<int>(chunk.size()), chunk.data());
+    dataset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, properties, H5P_DEFAULT);
+    H5Pclose(properties);
+    H5Sclose(space);
+  }
+  CREMA_LAYER_REQUIRE(dataset >= 0, "cannot write dataset '" << name << "'");
+  std::vector<hsize_t> new_dims(dims);
+  new_dims[0] = static_cast<hsize_t>(rows_) + batch;
+  H5Dset_extent(dataset, new_dims.data());
+  const hid_t file_space = H5Dget_space(dataset);
+  std::vector<hsize_t> offset(dims.size(), 0);
+  offset[0] = static_cast<hsize_t>(rows_);
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, dims.data(), nullptr);
+  const hid_t memory_space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const herr_t status = H5Dwrite(dataset, type, memory_space, file_space, H5P_DEFAULT,
+                                 blob.cpu_data());
+  H5Sclose(memory_space);
+  H5Sclose(file_space);
+  H5Dclose(dataset);
+  CREMA_LAYER_REQUIRE(status >= 0, "writing dataset '" << name << "' failed");
+}
+
+template <typename Dtype>
+void HDF5OutputLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                         const std::vector<Blob<Dtype>*>& top) {
+  CREMA_LAYER_REQUIRE(bottom[0]->shape(0) == bottom[1]->shape(0),
+                      "data has " << bottom[0]->shape(0) << " rows, label "
+                                  << bottom[1]->shape(0));
+  Append("data", *bottom[0]);
+  Append("label", *bottom[1]);
+  rows_ += bottom[0]->shape(0);
+  H5Fflush(static_cast<hid_t>(file_id_), H5F_SCOPE_GLOBAL);
+}
+
+INSTANTIATE_CLASS(HDF5OutputLayer);
+REGISTER_LAYER_CLASS(HDF5Output);
+
+}  // namespace crema

@@ -1,0 +1,204 @@
+// HDF5Data reads rows in order across files and wraps; HDF5Output writes
+// what it is given, appending batches; MemoryData serves caller arrays.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "crema/layers/hdf5_data_layer.hpp"
+#include "crema/layers/hdf5_output_layer.hpp"
+#include "crema/layers/memory_data_layer.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+class HDF5DataLayerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/crema_hdf5_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  // Writes `rows` rows of data [rows, 2, 3] = first + row index, and label.
+  std::string WriteFile(const std::string& name, int rows, float first) {
+    LayerParameter param;
+    param.set_name("out");
+    param.mutable_hdf5_output_param()->set_file_name(dir_ + "/" + name);
+    HDF5OutputLayer<float> output(param);
+    Blob<float> data(std::vector<int>{rows, 2, 3}), label(std::vector<int>{rows});
+    for (int r = 0; r < rows; ++r) {
+      for (int j = 0; j < 6; ++j) data.mutable_cpu_data()[r * 6 + j] = first + r;
+      label.mutable_cpu_data()[r] = first + r;
+    }
+    std::vector<Blob<float>*> bottom{&data, &label}, top;
+    output.SetUp(bottom, top);
+    output.Forward(bottom, top);
+    EXPECT_EQ(output.rows_written(), rows);
+    return dir_ + "/" + name;
+  }
+  std::string dir_;
+};
+
+TEST_F(HDF5DataLayerTest, ReadsRowsInOrderAcrossFilesAndWraps) {
+  const std::string a = WriteFile("a.h5", 3, 0), b = WriteFile("b.h5", 2, 10);
+  std::ofstream(dir_ + "/list.txt") << a << "\n" << b << "\n";
+  LayerParameter param;
+  param.set_name("hdf5");
+  param.add_top("data");
+  param.add_top("label");
+  param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
+  param.mutable_hdf5_data_param()->set_batch_size(4);
+  HDF5DataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  EXPECT_EQ(data.shape(), (std::vector<int>{4, 2, 3}));
+  EXPECT_TRUE(layer.ShareInParallel());
+  const float expected[] = {0, 1, 2, 10, 11, 0, 1, 2, 10, 11, 0, 1};
+  for (int step = 0; step < 3; ++step) {
+    layer.Forward(bottom, top);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(label.cpu_data()[i], expected[step * 4 + i]) << "step " << step;
+      EXPECT_EQ(data.cpu_data()[i * 6 + 5], expected[step * 4 + i]);
+    }
+  }
+}
+
+TEST_F(HDF5DataLayerTest, ShuffleKeepsEveryRowOncePerPass) {
+  const std::string a = WriteFile("a.h5", 6, 0);
+  std::ofstream(dir_ + "/list.txt") << a << "\n";
+  LayerParameter param;
+  param.set_name("hdf5");
+  param.add_top("data");
+  param.add_top("label");
+  param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
+  param.mutable_hdf5_data_param()->set_batch_size(6);
+  param.mutable_hdf5_data_param()->set_shuffle(true);
+  HDF5DataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  layer.Forward(bottom, top);
+  std::vector<float> seen(label.cpu_data(), label.cpu_data() + 6);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(HDF5DataLayerTest, MissingListOrDatasetIsAUserError) {
+  LayerParameter param;
+  param.set_name("hdf5");
+  param.add_top("data");
+  param.mutable_hdf5_data_param()->set_source(dir_ + "/none.txt");
+  param.mutable_hdf5_data_param()->set_batch_size(1);
+  HDF5DataLayer<float> layer(param);
+  Blob<float> data;
+  std::vector<Blob<float>*> bottom, top{&data};
+  EXPECT_THROW(layer.SetUp(bottom, top), Error);
+  const std::string a = WriteFile("a.h5", 2, 0);
+  std::ofstream(dir_ + "/list.txt") << a << "\n";
+  param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
+  param.set_top(0, "features");  // no such dataset
+  HDF5DataLayer<float> wrong(param);
+  try {
+    wrong.SetUp(bottom, top);
+    FAIL() << "a missing dataset must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("features"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(HDF5DataLayerTest, OutputAppendsBatches) {
+  LayerParameter param;
+  param.set_name("out");
+  param.mutable_hdf5_output_param()->set_file_name(dir_ + "/out.h5");
+  {
+    HDF5OutputLayer<float> output(param);
+    Blob<float> data(std::vector<int>{2, 3}), label(std::vector<int>{2});
+    std::vector<Blob<float>*> bottom{&data, &label}, top;
+    output.SetUp(bottom, top);
+    for (int step = 0; step < 3; ++step) {
+      for (int i = 0; i < 6; ++i) data.mutable_cpu_data()[i] = step * 10 + i;
+      label.mutable_cpu_data()[0] = step;
+      label.mutable_cpu_data()[1] = step;
+      output.Forward(bottom, top);
+    }
+    EXPECT_EQ(output.rows_written(), 6);
+  }
+  std::ofstream(dir_ + "/list.txt") << dir_ + "/out.h5\n";
+  LayerParameter read;
+  read.set_name("in");
+  read.add_top("data");
+  read.add_top("label");
+  read.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
+  read.mutable_hdf5_data_param()->set_batch_size(6);
+  HDF5DataLayer<float> input(read);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  input.SetUp(bottom, top);
+  input.Forward(bottom, top);
+  EXPECT_EQ(data.shape(), (std::vector<int>{6, 3}));
+  EXPECT_EQ(data.cpu_data()[17], 25.f);  // last row of the third batch
+  EXPECT_EQ(label.cpu_data()[5], 2.f);
+}
+
+TEST(MemoryDataLayerTest, ServesCallerArraysInBatchesAndWraps) {
+  LayerParameter param;
+  param.set_name("memory");
+  MemoryDataParameter* memory = param.mutable_memory_data_param();
+  memory->set_batch_size(2);
+  memory->set_channels(1);
+  memory->set_height(1);
+  memory->set_width(3);
+  MemoryDataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  EXPECT_EQ(data.shape(), (std::vector<int>{2, 1, 1, 3}));
+  std::vector<float> values(12), labels{0, 1, 2, 3};
+  for (int i = 0; i < 12; ++i) values[i] = float(i);
+  EXPECT_THROW(layer.Reset(values.data(), labels.data(), 3), Error);  // not a multiple of 2
+  layer.Reset(values.data(), labels.data(), 4);
+  for (int step = 0; step < 3; ++step) {
+    layer.Forward(bottom, top);
+    const int first = (step % 2) * 2;
+    EXPECT_EQ(label.cpu_data()[0], float(first));
+    EXPECT_EQ(data.cpu_data()[5], float(first * 3 + 5));
+  }
+  EXPECT_TRUE(layer.ShareInParallel());
+}
+
+TEST(MemoryDataLayerTest, AddDatumVectorTransforms) {
+  LayerParameter param;
+  param.set_name("memory");
+  param.mutable_transform_param()->set_scale(0.5);
+  MemoryDataParameter* memory = param.mutable_memory_data_param();
+  memory->set_batch_size(1);
+  memory->set_channels(1);
+  memory->set_height(1);
+  memory->set_width(2);
+  MemoryDataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  std::vector<Datum> datums(2);
+  for (int i = 0; i < 2; ++i) {
+    datums[i].set_channels(1);
+    datums[i].set_height(1);
+    datums[i].set_width(2);
+    datums[i].set_data(std::string{char(2 * i), char(4)});
+    datums[i].set_label(i + 5);
+  }
+  layer.AddDatumVector(datums);
+  layer.Forward(bottom, top);
+  layer.Forward(bottom, top);
+  EXPECT_EQ(data.cpu_data()[0], 1.f);  // 2 * 0.5
+  EXPECT_EQ(data.cpu_data()[1], 2.f);
+  EXPECT_EQ(label.cpu_data()[0], 6.f);
+}
+
+}  // namespace
+}  // namespace crema
