@@ -1,0 +1,75 @@
+// BatchNorm: normalises each channel (axis 1) over the batch and spatial
+// positions, y = (x - mean) / sqrt(var + eps), with no learned scale or shift
+// (follow it with a Scale layer for those). Training uses the batch's
+// statistics and updates running sums of them; with use_global_stats (the
+// default at TEST) the running averages are used instead. Its three blobs,
+// the running mean [C], the running variance [C] and their common scale
+// factor [1], are statistics, never touched by the solver.
+#ifndef CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
+#define CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class BatchNormLayer : public Layer<Dtype> {
+ public:
+  explicit BatchNormLayer(const LayerParameter& param) : Layer<Dtype>(param) {}
+  void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                  const std::vector<Blob<Dtype>*>& top) override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  const char* type() const override { return "BatchNorm"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+  void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  // Pins the three statistics blobs at lr_mult 0 and out of backward.
+  void FreezeStatistics();
+  // The scale that turns the running sums into averages.
+  Dtype RunningAverageScale() const;
+  // Mean of each channel of a bottom-shaped array, over batch and space.
+  void ChannelMeans_cpu(const Dtype* data, Dtype* means);
+  void ChannelMeans_gpu(const Dtype* data, Dtype* means);
+
+  bool use_global_stats_ = false;
+  Dtype moving_average_fraction_ = 0;
+  Dtype eps_ = 0;
+  int channels_ = 0;
+  // bottom[0] viewed as [num_, channels_, spatial_dim_].
+  int num_ = 0;
+  int spatial_dim_ = 0;
+
+  // The statistics the forward pass normalised with.
+  Blob<Dtype> mean_;
+  Blob<Dtype> variance_;
+  Blob<Dtype> std_;  // sqrt(variance_ + eps)
+  // The normalised output, kept for backward (the top may be changed in
+  // place by the next layer).
+  Blob<Dtype> x_norm_;
+  // Backward's per-channel means of the top diff and of top diff * x_norm.
+  Blob<Dtype> mean_top_diff_;
+  Blob<Dtype> mean_top_diff_x_norm_;
+  // Element-wise scratch (squares, products).
+  Blob<Dtype> scratch_;
+  // GPU reduction scratch: per (image, channel) sums, and ones to reduce with.
+  Blob<Dtype> image_channel_sums_;
+  Blob<Dtype> ones_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_BATCH_NORM_LAYER_HPP_

@@ -1,0 +1,74 @@
+// Scale: multiplies the bottom by a scale broadcast over it, y = x * s (+ b
+// with bias_term). The scale spans bottom[0]'s axes [axis, axis + its number
+// of axes) and is either a second bottom or a learned blob of shape
+// bottom[0].shape[axis : axis + num_axes]. Learned blobs, in order: the scale
+// (when not a bottom), then the bias (with bias_term).
+#ifndef CREMA_LAYERS_SCALE_LAYER_HPP_
+#define CREMA_LAYERS_SCALE_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/layer.hpp"
+#include "crema/layers/bias_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class ScaleLayer : public Layer<Dtype> {
+ public:
+  explicit ScaleLayer(const LayerParameter& param) : Layer<Dtype>(param) {}
+  void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                  const std::vector<Blob<Dtype>*>& top) override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  const char* type() const override { return "Scale"; }
+  int MinBottomBlobs() const override { return 1; }
+  int MaxBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+  void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  void CreateLearnedScale(const std::vector<Blob<Dtype>*>& bottom);
+  void SetUpBias(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top);
+  // Checks that the scale fits bottom[0] and sets the dims below.
+  void ComputeDims(const std::vector<Blob<Dtype>*>& bottom);
+  Blob<Dtype>* ScaleBlob(const std::vector<Blob<Dtype>*>& bottom) const {
+    return bottom.size() > 1 ? bottom[1] : this->blobs_[0].get();
+  }
+  // The scale's gradient is wanted: as a learned blob (accumulated) or as
+  // bottom[1] (overwritten).
+  bool ScaleGradientWanted(const std::vector<bool>& propagate_down, int num_bottoms) const;
+
+  // bottom[0] viewed as [outer_dim_, scale_dim_, inner_dim_].
+  int outer_dim_ = 0;
+  int scale_dim_ = 0;
+  int inner_dim_ = 0;
+
+  // With bias_term, a BiasLayer applied in place on the top; its blob is
+  // blobs_[bias_param_id_].
+  std::unique_ptr<BiasLayer<Dtype>> bias_layer_;
+  std::vector<Blob<Dtype>*> bias_bottom_vec_;
+  int bias_param_id_ = -1;
+
+  // In place, the bottom's values are overwritten by the forward pass but
+  // the scale's gradient needs them: a copy is kept here. Its diff is GPU
+  // scratch for the products top_diff * bottom.
+  Blob<Dtype> bottom_copy_;
+  // GPU reduction scratch: per (outer, scale) sums, and ones to reduce with.
+  Blob<Dtype> partial_sums_;
+  Blob<Dtype> ones_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_SCALE_LAYER_HPP_

@@ -1,0 +1,195 @@
+#include "crema/layers/batch_norm_layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace crema {
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                       const std::vector<Blob<Dtype>*>& top) {
+  const BatchNormParameter& param = this->layer_param_.batch_norm_param();
+  use_global_stats_ =
+      param.has_use_global_stats() ? param.use_global_stats() : this->phase_ == TEST;
+  moving_average_fraction_ = param.moving_average_fraction();
+  eps_ = param.eps();
+  CREMA_LAYER_REQUIRE(eps_ >= 0, "eps must be non-negative, got " << param.eps());
+  CREMA_LAYER_REQUIRE(
+      bottom[0]->num_axes() >= 1,
+      "needs a bottom with at least one axis, got shape " << bottom[0]->shape_string());
+  channels_ = bottom[0]->num_axes() == 1 ? 1 : bottom[0]->shape(1);
+  if (this->blobs_.empty()) {
+    this->blobs_.resize(3);
+    this->blobs_[0].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+    this->blobs_[1].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+    this->blobs_[2].reset(new Blob<Dtype>(std::vector<int>{1}));
+    for (auto& blob : this->blobs_) cpu_set(blob->count(), Dtype(0), blob->mutable_cpu_data());
+  } else {
+    // Statistics loaded with trained weights.
+    CREMA_LAYER_REQUIRE(
+        this->blobs_.size() == 3,
+        "needs 3 statistics blobs (mean, variance, scale factor), got " << this->blobs_.size());
+    CREMA_LAYER_REQUIRE(
+        this->blobs_[0]->count() == channels_ && this->blobs_[1]->count() == channels_ &&
+            this->blobs_[2]->count() == 1,
+        "statistics blobs of shapes "
+            << this->blobs_[0]->shape_string() << ", " << this->blobs_[1]->shape_string() << ", "
+            << this->blobs_[2]->shape_string() << " do not fit " << channels_
+            << " channels (expected (" << channels_ << "), (" << channels_ << "), (1))");
+  }
+  FreezeStatistics();
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::FreezeStatistics() {
+  LayerParameter& layer_param = this->layer_param_;
+  CREMA_LAYER_REQUIRE(layer_param.param_size() <= 3,
+                      "has " << layer_param.param_size()
+                             << " param specs but only 3 blobs (mean, variance, scale factor)");
+  for (int i = 0; i < 3; ++i) {
+    if (layer_param.param_size() == i) layer_param.add_param()->set_lr_mult(0);
+    CREMA_LAYER_REQUIRE(layer_param.param(i).lr_mult() == 0,
+                        "param " << i << " has lr_mult " << layer_param.param(i).lr_mult()
+                                 << ", but the mean, variance and scale factor blobs are "
+                                    "running statistics, not learned: give lr_mult: 0 or no "
+                                    "param at all (use a Scale layer for a learned scale and "
+                                    "shift)");
+    this->set_param_propagate_down(i, false);
+  }
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                                    const std::vector<Blob<Dtype>*>& top) {
+  const int bottom_channels = bottom[0]->num_axes() == 1 ? 1 : bottom[0]->shape(1);
+  CREMA_LAYER_REQUIRE(bottom_channels == channels_,
+                      "was set up for " << channels_ << " channels, but bottom[0] of shape "
+                                        << bottom[0]->shape_string() << " has " << bottom_channels);
+  num_ = bottom[0]->shape(0);
+  spatial_dim_ = bottom[0]->num_axes() > 2 ? bottom[0]->count(2) : 1;
+  if (bottom[0] != top[0]) top[0]->ReshapeLike(*bottom[0]);
+  x_norm_.ReshapeLike(*bottom[0]);
+  scratch_.ReshapeLike(*bottom[0]);
+  const std::vector<int> per_channel{channels_};
+  mean_.Reshape(per_channel);
+  variance_.Reshape(per_channel);
+  std_.Reshape(per_channel);
+  mean_top_diff_.Reshape(per_channel);
+  mean_top_diff_x_norm_.Reshape(per_channel);
+  image_channel_sums_.Reshape({num_ * channels_});
+  ones_.Reshape({std::max(num_, spatial_dim_)});
+}
+
+template <typename Dtype>
+Dtype BatchNormLayer<Dtype>::RunningAverageScale() const {
+  const Dtype factor = this->blobs_[2]->cpu_data()[0];
+  return factor == 0 ? Dtype(0) : Dtype(1) / factor;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ChannelMeans_cpu(const Dtype* data, Dtype* means) {
+  cpu_set(channels_, Dtype(0), means);
+  for (int n = 0; n < num_; ++n) {
+    for (int c = 0; c < channels_; ++c) {
+      const Dtype* plane = data + (n * channels_ + c) * spatial_dim_;
+      Dtype sum = 0;
+      for (int s = 0; s < spatial_dim_; ++s) sum += plane[s];
+      means[c] += sum;
+    }
+  }
+  cpu_scal(channels_, Dtype(1) / (num_ * spatial_dim_), means);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                        const std::vector<Blob<Dtype>*>& top) {
+  const int count = bottom[0]->count();
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  Dtype* mean = mean_.mutable_cpu_data();
+  Dtype* variance = variance_.mutable_cpu_data();
+  if (use_global_stats_) {
+    const Dtype scale = RunningAverageScale();
+    cpu_scale(channels_, scale, this->blobs_[0]->cpu_data(), mean);
+    cpu_scale(channels_, scale, this->blobs_[1]->cpu_data(), variance);
+  } else {
+    ChannelMeans_cpu(bottom_data, mean);
+  }
+  for (int n = 0; n < num_; ++n) {
+    for (int c = 0; c < channels_; ++c) {
+      const int offset = (n * channels_ + c) * spatial_dim_;
+      for (int s = 0; s < spatial_dim_; ++s) {
+        top_data[offset + s] = bottom_data[offset + s] - mean[c];
+      }
+    }
+  }
+  if (!use_global_stats_) {
+    cpu_sqr(count, top_data, scratch_.mutable_cpu_data());
+    ChannelMeans_cpu(scratch_.cpu_data(), variance);
+    // Running sums: each decays by the fraction and takes in the batch's
+    // statistic; the factor sums the same weights, so sum / factor is a
+    // weighted average. The variance gets the unbiased m / (m - 1).
+    Dtype* factor = this->blobs_[2]->mutable_cpu_data();
+    factor[0] = factor[0] * moving_average_fraction_ + 1;
+    cpu_axpby(channels_, Dtype(1), mean, moving_average_fraction_,
+              this->blobs_[0]->mutable_cpu_data());
+    const int m = count / channels_;
+    const Dtype unbiased = m > 1 ? Dtype(m) / (m - 1) : Dtype(1);
+    cpu_axpby(channels_, unbiased, variance, moving_average_fraction_,
+              this->blobs_[1]->mutable_cpu_data());
+  }
+  Dtype* std = std_.mutable_cpu_data();
+  for (int c = 0; c < channels_; ++c) std[c] = std::sqrt(variance[c] + eps_);
+  for (int n = 0; n < num_; ++n) {
+    for (int c = 0; c < channels_; ++c) {
+      const int offset = (n * channels_ + c) * spatial_dim_;
+      for (int s = 0; s < spatial_dim_; ++s) top_data[offset + s] /= std[c];
+    }
+  }
+  cpu_copy(count, top_data, x_norm_.mutable_cpu_data());
+}
+
+// With batch statistics, mean and variance depend on every input too:
+//   dx = (dy - mean(dy) - y * mean(dy * y)) / std, means per channel.
+// With global statistics they are constants: dx = dy / std.
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                         const std::vector<bool>& propagate_down,
+                                         const std::vector<Blob<Dtype>*>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* top_diff = top[0]->cpu_diff();
+  const Dtype* x_norm = x_norm_.cpu_data();
+  const Dtype* std = std_.cpu_data();
+  Dtype* mean_top_diff = mean_top_diff_.mutable_cpu_data();
+  Dtype* mean_top_diff_x_norm = mean_top_diff_x_norm_.mutable_cpu_data();
+  if (use_global_stats_) {
+    cpu_set(channels_, Dtype(0), mean_top_diff);
+    cpu_set(channels_, Dtype(0), mean_top_diff_x_norm);
+  } else {
+    ChannelMeans_cpu(top_diff, mean_top_diff);
+    cpu_mul(top[0]->count(), top_diff, x_norm, scratch_.mutable_cpu_data());
+    ChannelMeans_cpu(scratch_.cpu_data(), mean_top_diff_x_norm);
+  }
+  // In place, bottom_diff is top_diff: each element is read before written.
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  for (int n = 0; n < num_; ++n) {
+    for (int c = 0; c < channels_; ++c) {
+      const int offset = (n * channels_ + c) * spatial_dim_;
+      for (int s = 0; s < spatial_dim_; ++s) {
+        const int i = offset + s;
+        bottom_diff[i] =
+            (top_diff[i] - mean_top_diff[c] - x_norm[i] * mean_top_diff_x_norm[c]) / std[c];
+      }
+    }
+  }
+}
+
+#ifdef CPU_ONLY
+STUB_GPU(BatchNormLayer);
+#endif
+
+INSTANTIATE_CLASS(BatchNormLayer);
+REGISTER_LAYER_CLASS(BatchNorm);
+
+}  // namespace crema
