@@ -1,0 +1,129 @@
+#include "crema/layers/lrn_layer.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace crema {
+
+template <typename Dtype>
+void LRNLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& /*bottom*/,
+                                 const std::vector<Blob<Dtype>*>& /*top*/) {
+  const LRNParameter& param = this->layer_param_.lrn_param();
+  local_size_ = static_cast<int>(param.local_size());
+  CREMA_LAYER_REQUIRE(local_size_ > 0 && local_size_ % 2 == 1,
+                      "local_size must be a positive odd number (the window is centred), got "
+                          << param.local_size());
+  half_size_ = (local_size_ - 1) / 2;
+  alpha_ = param.alpha();
+  beta_ = param.beta();
+  if (across_channels()) {
+    offset_ = param.k();
+    window_alpha_ = alpha_ / local_size_;
+  } else {
+    // Caffe builds this region from AVE pooling (whose divisor counts the
+    // padding, so always local_size^2) and a power layer with shift 1.
+    offset_ = 1;
+    window_alpha_ = alpha_ / (local_size_ * local_size_);
+  }
+}
+
+template <typename Dtype>
+void LRNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                              const std::vector<Blob<Dtype>*>& top) {
+  CREMA_LAYER_REQUIRE(bottom[0]->num_axes() == 4,
+                      "expects a 4-D bottom (num, channels, height, width), got shape "
+                          << bottom[0]->shape_string());
+  CREMA_LAYER_REQUIRE(top[0] != bottom[0], "cannot compute in place: give the top its own blob");
+  num_ = bottom[0]->num();
+  channels_ = bottom[0]->channels();
+  height_ = bottom[0]->height();
+  width_ = bottom[0]->width();
+  top[0]->ReshapeLike(*bottom[0]);
+  scale_.ReshapeLike(*bottom[0]);
+  work_.ReshapeLike(*bottom[0]);
+  work_window_sum_.ReshapeLike(*bottom[0]);
+}
+
+template <typename Dtype>
+void LRNLayer<Dtype>::WindowSumCpu(const Dtype* values, Dtype* window_sum) const {
+  const int plane_size = height_ * width_;
+  if (across_channels()) {
+    for (int n = 0; n < num_; ++n) {
+      const Dtype* image = values + n * channels_ * plane_size;
+      for (int c = 0; c < channels_; ++c) {
+        Dtype* out = window_sum + (n * channels_ + c) * plane_size;
+        cpu_set(plane_size, Dtype(0), out);
+        const int first = std::max(c - half_size_, 0);
+        const int last = std::min(c + half_size_, channels_ - 1);
+        for (int other = first; other <= last; ++other) {
+          cpu_axpy(plane_size, Dtype(1), image + other * plane_size, out);
+        }
+      }
+    }
+    return;
+  }
+  for (int plane = 0; plane < num_ * channels_; ++plane) {
+    const Dtype* in = values + plane * plane_size;
+    Dtype* out = window_sum + plane * plane_size;
+    for (int h = 0; h < height_; ++h) {
+      for (int w = 0; w < width_; ++w) {
+        Dtype sum = 0;
+        for (int y = std::max(h - half_size_, 0); y <= std::min(h + half_size_, height_ - 1); ++y) {
+          for (int x = std::max(w - half_size_, 0); x <= std::min(w + half_size_, width_ - 1);
+               ++x) {
+            sum += in[y * width_ + x];
+          }
+        }
+        out[h * width_ + w] = sum;
+      }
+    }
+  }
+}
+
+template <typename Dtype>
+void LRNLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                  const std::vector<Blob<Dtype>*>& top) {
+  const int count = bottom[0]->count();
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* scale = scale_.mutable_cpu_data();
+  cpu_sqr(count, bottom_data, work_.mutable_cpu_data());
+  WindowSumCpu(work_.cpu_data(), scale);
+  cpu_scal(count, window_alpha_, scale);
+  cpu_add_scalar(count, offset_, scale);
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  cpu_powx(count, scale_.cpu_data(), -beta_, top_data);
+  cpu_mul(count, top_data, bottom_data, top_data);
+}
+
+// dL/dx_j = g_j * scale_j^-beta
+//         - 2 * alpha' * beta * x_j * sum over the window of j of g_i * y_i / scale_i,
+// since the windows are symmetric (i's window holds j exactly when j's holds i).
+template <typename Dtype>
+void LRNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                   const std::vector<bool>& propagate_down,
+                                   const std::vector<Blob<Dtype>*>& bottom) {
+  if (!propagate_down[0]) return;
+  const int count = bottom[0]->count();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  const Dtype* scale = scale_.cpu_data();
+  Dtype* ratio = work_.mutable_cpu_data();
+  cpu_mul(count, top_diff, top[0]->cpu_data(), ratio);
+  cpu_div(count, ratio, scale, ratio);
+  Dtype* ratio_sum = work_window_sum_.mutable_cpu_data();
+  WindowSumCpu(ratio, ratio_sum);
+  cpu_mul(count, ratio_sum, bottom[0]->cpu_data(), ratio_sum);
+
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  cpu_powx(count, scale, -beta_, bottom_diff);
+  cpu_mul(count, bottom_diff, top_diff, bottom_diff);
+  cpu_axpy(count, Dtype(-2) * window_alpha_ * beta_, ratio_sum, bottom_diff);
+}
+
+#ifdef CPU_ONLY
+STUB_GPU(LRNLayer);
+#endif
+
+INSTANTIATE_CLASS(LRNLayer);
+REGISTER_LAYER_CLASS(LRN);
+
+}  // namespace crema
