@@ -1,0 +1,30 @@
+// BNLL (binomial normal log likelihood, softplus): y = log(1 + e^x).
+#ifndef CREMA_LAYERS_BNLL_LAYER_HPP_
+#define CREMA_LAYERS_BNLL_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/layers/neuron_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class BNLLLayer : public NeuronLayer<Dtype> {
+ public:
+  explicit BNLLLayer(const LayerParameter& param) : NeuronLayer<Dtype>(param) {}
+  const char* type() const override { return "BNLL"; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+  void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_BNLL_LAYER_HPP_

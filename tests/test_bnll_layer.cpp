@@ -1,0 +1,171 @@
+// BNLL: forward values by hand (no overflow for large inputs), backward by hand
+// (including saturated inputs), gradients against finite differences, in place,
+// on every device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/filler.hpp"
+#include "crema/layers/bnll_layer.hpp"
+#include "gradient_checker.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+// Runs the layer forward on a 1-D blob holding input and returns the output.
+template <typename Dtype>
+std::vector<Dtype> ForwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input) {
+  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
+  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
+  layer->SetUp(bottom_vec, top_vec);
+  layer->Forward(bottom_vec, top_vec);
+  return std::vector<Dtype>(top.cpu_data(), top.cpu_data() + top.count());
+}
+
+// Runs forward then backward on a 1-D blob and returns the bottom gradient.
+template <typename Dtype>
+std::vector<Dtype> BackwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input,
+                                    const std::vector<Dtype>& top_diff) {
+  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
+  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
+  layer->SetUp(bottom_vec, top_vec);
+  layer->Forward(bottom_vec, top_vec);
+  std::copy(top_diff.begin(), top_diff.end(), top.mutable_cpu_diff());
+  layer->Backward(top_vec, std::vector<bool>{true}, bottom_vec);
+  return std::vector<Dtype>(bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+}
+
+// Forward and backward with top == bottom must give exactly what they give
+// out of place.
+template <typename Dtype>
+void ExpectInPlaceMatchesOutOfPlace(const LayerParameter& param, const Blob<Dtype>& input) {
+  Blob<Dtype> bottom, top, shared, top_diff;
+  bottom.CopyFrom(input, false, true);
+  shared.CopyFrom(input, false, true);
+  top_diff.ReshapeLike(input);
+  FillerParameter filler_param;
+  filler_param.set_type("gaussian");
+  GetFiller<Dtype>(filler_param)->Fill(&top_diff);
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top}, shared_vec{&shared};
+  std::shared_ptr<Layer<Dtype>> out_of_place = LayerRegistry<Dtype>::CreateLayer(param);
+  std::shared_ptr<Layer<Dtype>> in_place = LayerRegistry<Dtype>::CreateLayer(param);
+  out_of_place->SetUp(bottom_vec, top_vec);
+  in_place->SetUp(shared_vec, shared_vec);
+  // The same seed gives random layers the same draws in both runs.
+  Context::set_random_seed(1701);
+  out_of_place->Forward(bottom_vec, top_vec);
+  Context::set_random_seed(1701);
+  in_place->Forward(shared_vec, shared_vec);
+  const int count = input.count();
+  for (int i = 0; i < count; ++i) EXPECT_EQ(shared.cpu_data()[i], top.cpu_data()[i]) << i;
+  cpu_copy(count, top_diff.cpu_data(), top.mutable_cpu_diff());
+  cpu_copy(count, top_diff.cpu_data(), shared.mutable_cpu_diff());
+  out_of_place->Backward(top_vec, std::vector<bool>{true}, bottom_vec);
+  in_place->Backward(shared_vec, std::vector<bool>{true}, shared_vec);
+  for (int i = 0; i < count; ++i) EXPECT_EQ(shared.cpu_diff()[i], bottom.cpu_diff()[i]) << i;
+}
+
+// SetUp must refuse the configuration with an Error naming the layer and
+// its type.
+template <typename Dtype>
+void ExpectSetUpThrowsNamingLayer(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
+                                  const std::vector<Blob<Dtype>*>& top) {
+  ASSERT_FALSE(layer->layer_param().name().empty()) << "name the layer to check the message";
+  try {
+    layer->SetUp(bottom, top);
+    ADD_FAILURE() << "SetUp accepted a bad configuration";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
+    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
+  }
+}
+
+template <typename TypeParam>
+class BNLLLayerTest : public MultiDeviceTest<TypeParam> {
+  using Dtype = typename TypeParam::Dtype;
+
+ protected:
+  BNLLLayerTest() : bottom_(new Blob<Dtype>(2, 3, 4, 5)), top_(new Blob<Dtype>()) {
+    Context::set_random_seed(1701);
+    FillerParameter filler_param;
+    filler_param.set_type("gaussian");
+    GetFiller<Dtype>(filler_param)->Fill(bottom_.get());
+    bottom_vec_.push_back(bottom_.get());
+    top_vec_.push_back(top_.get());
+  }
+  std::unique_ptr<Blob<Dtype>> bottom_, top_;
+  std::vector<Blob<Dtype>*> bottom_vec_, top_vec_;
+};
+TYPED_TEST_SUITE(BNLLLayerTest, TestDtypesAndDevices);
+
+TYPED_TEST(BNLLLayerTest, ForwardByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  BNLLLayer<Dtype> layer(param);
+  const std::vector<Dtype> top =
+      ForwardOnValues<Dtype>(&layer, {-2, -0.5, 0, 0.5, 3, 100, 1000, -1000});
+  const std::vector<double> expected = {0.1269280110429725,
+                                        0.4740769841801067,
+                                        0.6931471805599453,
+                                        0.9740769841801067,
+                                        3.048587351573742,
+                                        100,
+                                        1000,
+                                        0};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(top[i], expected[i], 1e-6 * std::max(1.0, expected[i])) << i;
+  }
+}
+
+TYPED_TEST(BNLLLayerTest, BackwardByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  BNLLLayer<Dtype> layer(param);
+  // dy/dx = sigmoid(x).
+  const std::vector<Dtype> bottom_diff =
+      BackwardOnValues<Dtype>(&layer, {-50, -2, 0, 2, 50, 1000}, {1, 1, 1, 1, 1, 3});
+  const std::vector<double> expected = {
+      1.928749847963918e-22, 0.11920292202211755, 0.5, 0.8807970779778823, 1, 3};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(bottom_diff[i], expected[i], 1e-6) << i;
+}
+
+TYPED_TEST(BNLLLayerTest, Gradient) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  BNLLLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3, 1701);
+  checker.CheckGradientEltwise(&layer, this->bottom_vec_, this->top_vec_);
+}
+
+TYPED_TEST(BNLLLayerTest, InPlaceMatchesOutOfPlace) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_type("BNLL");
+  ExpectInPlaceMatchesOutOfPlace<Dtype>(param, *this->bottom_);
+}
+
+TYPED_TEST(BNLLLayerTest, WrongBlobCountNamesTheLayer) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("bnll3");
+  BNLLLayer<Dtype> layer(param);
+  std::vector<Blob<Dtype>*> two_bottoms{this->bottom_.get(), this->bottom_.get()};
+  ExpectSetUpThrowsNamingLayer<Dtype>(&layer, two_bottoms, this->top_vec_);
+}
+
+TYPED_TEST(BNLLLayerTest, RegisteredByTypeString) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_type("BNLL");
+  EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "BNLL");
+}
+
+}  // namespace
+}  // namespace crema
