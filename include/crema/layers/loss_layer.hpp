@@ -1,0 +1,63 @@
+// LossLayer: the base of layers that score a prediction (bottom 0) against a
+// target (bottom 1) and produce one scalar loss (top 0, shape []). A loss
+// layer's top weighs 1 in the objective unless the prototxt says otherwise.
+#ifndef CREMA_LAYERS_LOSS_LAYER_HPP_
+#define CREMA_LAYERS_LOSS_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/layer.hpp"
+
+namespace crema {
+
+// Probabilities are clamped to this before taking a log, so a confident wrong
+// prediction gives a large, finite loss.
+constexpr double kLogThreshold = 1e-20;
+
+template <typename Dtype>
+class LossLayer : public Layer<Dtype> {
+ public:
+  explicit LossLayer(const LayerParameter& param) : Layer<Dtype>(param) {}
+  // Gives the first top loss weight 1 (and any further top 0) when the
+  // prototxt names no loss_weight.
+  void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                  const std::vector<Blob<Dtype>*>& top) override;
+  // Checks that prediction and target hold the same number of items and
+  // shapes the loss top as a scalar.
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+
+  int ExactNumBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool AutoTopBlobs() const override { return true; }
+  // Targets have no gradient.
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
+
+ protected:
+  // The normalization `param` asks for. The legacy `normalize` flag (true:
+  // VALID, false: BATCH_SIZE) applies when `normalization` is not set; with
+  // neither set, the result is unset_default.
+  static LossParameter::NormalizationMode NormalizationOf(
+      const LossParameter& param, LossParameter::NormalizationMode unset_default);
+  // What the summed loss is divided by: FULL outer*inner, VALID the number of
+  // non-ignored positions (valid_count), BATCH_SIZE outer, NONE 1; never
+  // below 1, so an all-ignored batch gives 0 rather than NaN.
+  static Dtype Normalizer(LossParameter::NormalizationMode mode, int outer_num, int inner_num,
+                          int valid_count);
+
+  // A target read as a class index; a value outside [0, num_classes) is a
+  // user error naming the position.
+  int ClassLabel(Dtype value, int num_classes, int position) const;
+  // Throws for the first label of `labels` that is neither a class index nor
+  // (when has_ignore_label) the ignore label; used where labels were checked
+  // in bulk (on the GPU) and one failed.
+  void ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_classes, bool has_ignore_label,
+                             int ignore_label) const;
+  // Refuses a request for the gradient of a bottom that has none.
+  void RequireNoGradient(const std::vector<bool>& propagate_down, int bottom_index,
+                         const char* what) const;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_LOSS_LAYER_HPP_

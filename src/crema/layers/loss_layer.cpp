@@ -1,0 +1,95 @@
+#include "crema/layers/loss_layer.hpp"
+
+#include <algorithm>
+
+namespace crema {
+
+template <typename Dtype>
+void LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                  const std::vector<Blob<Dtype>*>& top) {
+  // Extra tops (e.g. the probabilities of SoftmaxWithLoss) are outputs, not
+  // losses: weight 0 keeps SetLossWeights' one-weight-per-top rule satisfied.
+  if (this->layer_param_.loss_weight_size() == 0) {
+    this->layer_param_.add_loss_weight(1);
+    for (size_t i = 1; i < top.size(); ++i) this->layer_param_.add_loss_weight(0);
+  }
+}
+
+template <typename Dtype>
+void LossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                               const std::vector<Blob<Dtype>*>& top) {
+  const Blob<Dtype>& prediction = *bottom[0];
+  const Blob<Dtype>& target = *bottom[1];
+  CREMA_LAYER_REQUIRE(prediction.num_axes() >= 1 && target.num_axes() >= 1 &&
+                          prediction.shape(0) == target.shape(0),
+                      "the prediction (bottom 0, shape " << prediction.shape_string()
+                                                         << ") and the target (bottom 1, shape "
+                                                         << target.shape_string()
+                                                         << ") must hold the same number of "
+                                                            "items along axis 0");
+  top[0]->Reshape(std::vector<int>());
+}
+
+template <typename Dtype>
+LossParameter::NormalizationMode LossLayer<Dtype>::NormalizationOf(
+    const LossParameter& param, LossParameter::NormalizationMode unset_default) {
+  if (param.has_normalization()) return param.normalization();
+  if (param.has_normalize())
+    return param.normalize() ? LossParameter::VALID : LossParameter::BATCH_SIZE;
+  return unset_default;
+}
+
+template <typename Dtype>
+Dtype LossLayer<Dtype>::Normalizer(LossParameter::NormalizationMode mode, int outer_num,
+                                   int inner_num, int valid_count) {
+  double normalizer = 1;
+  switch (mode) {
+    case LossParameter::FULL:
+      normalizer = double(outer_num) * inner_num;
+      break;
+    case LossParameter::VALID:
+      normalizer = valid_count < 0 ? double(outer_num) * inner_num : double(valid_count);
+      break;
+    case LossParameter::BATCH_SIZE:
+      normalizer = outer_num;
+      break;
+    case LossParameter::NONE:
+      normalizer = 1;
+      break;
+  }
+  return static_cast<Dtype>(std::max(1.0, normalizer));
+}
+
+template <typename Dtype>
+int LossLayer<Dtype>::ClassLabel(Dtype value, int num_classes, int position) const {
+  const int label = static_cast<int>(value);
+  CREMA_LAYER_REQUIRE(label >= 0 && label < num_classes,
+                      "label " << value << " at position " << position
+                               << " of the label blob is not a class index in [0, " << num_classes
+                               << ")");
+  return label;
+}
+
+template <typename Dtype>
+void LossLayer<Dtype>::ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_classes,
+                                             bool has_ignore_label, int ignore_label) const {
+  const Dtype* label_data = labels.cpu_data();
+  for (int i = 0; i < labels.count(); ++i) {
+    if (has_ignore_label && static_cast<int>(label_data[i]) == ignore_label) continue;
+    ClassLabel(label_data[i], num_classes, i);
+  }
+  LOG(FATAL) << "labels were reported out of range but all are in range";
+}
+
+template <typename Dtype>
+void LossLayer<Dtype>::RequireNoGradient(const std::vector<bool>& propagate_down, int bottom_index,
+                                         const char* what) const {
+  CREMA_LAYER_REQUIRE(
+      static_cast<int>(propagate_down.size()) <= bottom_index || !propagate_down[bottom_index],
+      "cannot backpropagate to " << what << " (bottom " << bottom_index
+                                 << "); set propagate_down: false for it");
+}
+
+INSTANTIATE_CLASS(LossLayer);
+
+}  // namespace crema

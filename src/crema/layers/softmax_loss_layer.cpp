@@ -1,0 +1,109 @@
+#include "crema/layers/softmax_loss_layer.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace crema {
+
+template <typename Dtype>
+void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                             const std::vector<Blob<Dtype>*>& top) {
+  LossLayer<Dtype>::LayerSetUp(bottom, top);
+  LayerParameter softmax_param(this->layer_param_);
+  softmax_param.set_type("Softmax");
+  softmax_param.clear_loss_weight();
+  softmax_layer_.reset(new SoftmaxLayer<Dtype>(softmax_param));
+  softmax_bottom_vec_ = {bottom[0]};
+  softmax_top_vec_ = {&prob_};
+  softmax_layer_->SetUp(softmax_bottom_vec_, softmax_top_vec_);
+
+  const LossParameter& loss_param = this->layer_param_.loss_param();
+  has_ignore_label_ = loss_param.has_ignore_label();
+  ignore_label_ = loss_param.ignore_label();
+  normalization_ = this->NormalizationOf(loss_param, LossParameter::VALID);
+}
+
+template <typename Dtype>
+void SoftmaxWithLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                                          const std::vector<Blob<Dtype>*>& top) {
+  LossLayer<Dtype>::Reshape(bottom, top);
+  softmax_bottom_vec_[0] = bottom[0];
+  softmax_layer_->Reshape(softmax_bottom_vec_, softmax_top_vec_);
+  const int axis = bottom[0]->CanonicalAxisIndex(this->layer_param_.softmax_param().axis());
+  outer_num_ = bottom[0]->count(0, axis);
+  num_classes_ = bottom[0]->shape(axis);
+  inner_num_ = bottom[0]->count(axis + 1);
+  CREMA_LAYER_REQUIRE(outer_num_ * inner_num_ == bottom[1]->count(),
+                      "needs one label per prediction: the prediction (bottom 0, shape "
+                          << bottom[0]->shape_string() << ") has " << outer_num_ * inner_num_
+                          << " positions around softmax axis " << axis
+                          << ", the label (bottom 1, shape " << bottom[1]->shape_string()
+                          << ") has " << bottom[1]->count() << " values");
+  if (top.size() >= 2) top[1]->ReshapeLike(*bottom[0]);
+  const std::vector<int> positions{outer_num_ * inner_num_};
+  position_loss_.Reshape(positions);
+  position_valid_.Reshape(positions);
+  position_bad_label_.Reshape(positions);
+}
+
+template <typename Dtype>
+void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                              const std::vector<Blob<Dtype>*>& top) {
+  softmax_layer_->Forward(softmax_bottom_vec_, softmax_top_vec_);
+  const Dtype* prob = prob_.cpu_data();
+  const Dtype* label = bottom[1]->cpu_data();
+  const int slice = num_classes_ * inner_num_;
+  Dtype loss = 0;
+  int valid_count = 0;
+  for (int i = 0; i < outer_num_; ++i) {
+    for (int j = 0; j < inner_num_; ++j) {
+      const int position = i * inner_num_ + j;
+      if (has_ignore_label_ && static_cast<int>(label[position]) == ignore_label_) continue;
+      const int label_value = this->ClassLabel(label[position], num_classes_, position);
+      loss -= std::log(std::max(prob[i * slice + label_value * inner_num_ + j], Dtype(FLT_MIN)));
+      ++valid_count;
+    }
+  }
+  top[0]->mutable_cpu_data()[0] =
+      loss / this->Normalizer(normalization_, outer_num_, inner_num_, valid_count);
+  if (top.size() == 2) top[1]->ShareData(prob_);
+}
+
+// d loss / d x = p - onehot(label), zero at ignored positions.
+template <typename Dtype>
+void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                               const std::vector<bool>& propagate_down,
+                                               const std::vector<Blob<Dtype>*>& bottom) {
+  this->RequireNoGradient(propagate_down, 1, "the labels");
+  if (!propagate_down[0]) return;
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  cpu_copy(prob_.count(), prob_.cpu_data(), bottom_diff);
+  const Dtype* label = bottom[1]->cpu_data();
+  const int slice = num_classes_ * inner_num_;
+  int valid_count = 0;
+  for (int i = 0; i < outer_num_; ++i) {
+    for (int j = 0; j < inner_num_; ++j) {
+      const int position = i * inner_num_ + j;
+      const int label_value = static_cast<int>(label[position]);
+      if (has_ignore_label_ && label_value == ignore_label_) {
+        for (int c = 0; c < num_classes_; ++c) bottom_diff[i * slice + c * inner_num_ + j] = 0;
+        continue;
+      }
+      bottom_diff[i * slice + label_value * inner_num_ + j] -= 1;
+      ++valid_count;
+    }
+  }
+  const Dtype scale =
+      top[0]->cpu_diff()[0] / this->Normalizer(normalization_, outer_num_, inner_num_, valid_count);
+  cpu_scal(prob_.count(), scale, bottom_diff);
+}
+
+#ifdef CPU_ONLY
+STUB_GPU(SoftmaxWithLossLayer);
+#endif
+
+INSTANTIATE_CLASS(SoftmaxWithLossLayer);
+REGISTER_LAYER_CLASS(SoftmaxWithLoss);
+
+}  // namespace crema

@@ -1,0 +1,254 @@
+// SoftmaxWithLoss: the loss by hand for every normalization (with and without
+// an ignored label, and the legacy `normalize` flag), over a spatial label
+// map, the probabilities top, gradients, and refused labels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "crema/layers/softmax_loss_layer.hpp"
+#include "gradient_checker.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+template <typename Dtype>
+void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
+  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
+  for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
+}
+
+// -log softmax(scores)[label], by hand.
+double NegLogSoftmax(const std::vector<double>& scores, int label) {
+  double sum = 0;
+  for (double s : scores) sum += std::exp(s);
+  return -std::log(std::exp(scores[label]) / sum);
+}
+
+void ExpectErrorNaming(const std::function<void()>& action, const std::vector<std::string>& parts) {
+  try {
+    action();
+    ADD_FAILURE() << "expected crema::Error";
+  } catch (const Error& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' missing from: " << e.what();
+    }
+  }
+}
+
+template <typename TypeParam>
+class SoftmaxWithLossLayerTest : public MultiDeviceTest<TypeParam> {
+  using Dtype = typename TypeParam::Dtype;
+
+ protected:
+  // Two items, three classes: scores (1, 2, 3) labelled 2 and (1, 1, 1) labelled 0.
+  SoftmaxWithLossLayerTest()
+      : scores_(std::vector<int>{2, 3}),
+        labels_(std::vector<int>{2}),
+        bottom_vec_{&scores_, &labels_},
+        top_vec_{&loss_} {
+    SetValues(&scores_, {1, 2, 3, 1, 1, 1});
+    SetValues(&labels_, {2, 0});
+  }
+
+  Dtype LossWith(const LayerParameter& param) {
+    SoftmaxWithLossLayer<Dtype> layer(param);
+    layer.SetUp(bottom_vec_, top_vec_);
+    return layer.Forward(bottom_vec_, top_vec_);
+  }
+
+  // Scores (2, 3, 2, 2) and a (2, 2, 2) label map with values in [0, 3).
+  void MakeSpatial() {
+    scores_.Reshape(std::vector<int>{2, 3, 2, 2});
+    labels_.Reshape(std::vector<int>{2, 2, 2});
+    std::mt19937 rng(1701);
+    std::normal_distribution<double> gaussian(0.0, 1.0);
+    for (int i = 0; i < scores_.count(); ++i) scores_.mutable_cpu_data()[i] = Dtype(gaussian(rng));
+    for (int i = 0; i < labels_.count(); ++i) labels_.mutable_cpu_data()[i] = Dtype(rng() % 3);
+  }
+
+  const double item0_ = NegLogSoftmax({1, 2, 3}, 2);
+  const double item1_ = NegLogSoftmax({1, 1, 1}, 0);
+  Blob<Dtype> scores_, labels_, loss_;
+  std::vector<Blob<Dtype>*> bottom_vec_, top_vec_;
+};
+TYPED_TEST_SUITE(SoftmaxWithLossLayerTest, TestDtypesAndDevices);
+
+TYPED_TEST(SoftmaxWithLossLayerTest, ForwardByHandEveryNormalization) {
+  const double sum = this->item0_ + this->item1_;
+  LayerParameter param;
+  EXPECT_NEAR(this->LossWith(param), sum / 2, 1e-6) << "default (VALID)";
+  EXPECT_EQ(this->loss_.num_axes(), 0) << "the loss is a scalar";
+  param.mutable_loss_param()->set_normalization(LossParameter::FULL);
+  EXPECT_NEAR(this->LossWith(param), sum / 2, 1e-6) << "FULL";
+  param.mutable_loss_param()->set_normalization(LossParameter::BATCH_SIZE);
+  EXPECT_NEAR(this->LossWith(param), sum / 2, 1e-6) << "BATCH_SIZE";
+  param.mutable_loss_param()->set_normalization(LossParameter::NONE);
+  EXPECT_NEAR(this->LossWith(param), sum, 1e-5) << "NONE";
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, IgnoreLabelEveryNormalization) {
+  LayerParameter param;
+  param.mutable_loss_param()->set_ignore_label(0);  // drops item 1
+  EXPECT_NEAR(this->LossWith(param), this->item0_, 1e-6) << "VALID: one valid item";
+  param.mutable_loss_param()->set_normalization(LossParameter::FULL);
+  EXPECT_NEAR(this->LossWith(param), this->item0_ / 2, 1e-6) << "FULL";
+  param.mutable_loss_param()->set_normalization(LossParameter::BATCH_SIZE);
+  EXPECT_NEAR(this->LossWith(param), this->item0_ / 2, 1e-6) << "BATCH_SIZE";
+  param.mutable_loss_param()->set_normalization(LossParameter::NONE);
+  EXPECT_NEAR(this->LossWith(param), this->item0_, 1e-6) << "NONE";
+  // Everything ignored: the normalizer stays 1, the loss 0.
+  this->labels_.mutable_cpu_data()[0] = 0;
+  param.mutable_loss_param()->set_normalization(LossParameter::VALID);
+  EXPECT_EQ(this->LossWith(param), 0);
+}
+
+// normalize: true is VALID, false BATCH_SIZE; `normalization` wins when set.
+// One item with 4 positions, one ignored, tells them apart (3 vs 1).
+TYPED_TEST(SoftmaxWithLossLayerTest, LegacyNormalizeFlag) {
+  this->scores_.Reshape(std::vector<int>{1, 2, 4});
+  this->labels_.Reshape(std::vector<int>{1, 4});
+  SetValues(&this->scores_, {0, 1, 2, 3, 3, 2, 1, 0});  // channel 0, then channel 1
+  SetValues(&this->labels_, {0, 1, 1, 7});              // the last one is ignored
+  const double sum = NegLogSoftmax({0, 3}, 0) + NegLogSoftmax({1, 2}, 1) + NegLogSoftmax({2, 1}, 1);
+  LayerParameter param;
+  param.mutable_loss_param()->set_ignore_label(7);
+  param.mutable_loss_param()->set_normalize(true);
+  EXPECT_NEAR(this->LossWith(param), sum / 3, 1e-6) << "normalize: true";
+  param.mutable_loss_param()->set_normalize(false);
+  EXPECT_NEAR(this->LossWith(param), sum, 1e-5) << "normalize: false";
+  param.mutable_loss_param()->set_normalization(LossParameter::VALID);
+  EXPECT_NEAR(this->LossWith(param), sum / 3, 1e-6) << "normalization overrides normalize";
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, SpatialLabelsMatchNaiveReference) {
+  using Dtype = typename TypeParam::Dtype;
+  this->MakeSpatial();
+  double sum = 0;
+  for (int n = 0; n < 2; ++n) {
+    for (int h = 0; h < 2; ++h) {
+      for (int w = 0; w < 2; ++w) {
+        std::vector<double> scores;
+        for (int c = 0; c < 3; ++c) scores.push_back(this->scores_.data_at(n, c, h, w));
+        sum += NegLogSoftmax(scores, static_cast<int>(this->labels_.data_at({n, h, w})));
+      }
+    }
+  }
+  EXPECT_NEAR(this->LossWith(LayerParameter()), Dtype(sum / 8), 1e-5);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, SecondTopHoldsProbabilitiesAndWeighsNothing) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> prob;
+  std::vector<Blob<Dtype>*> tops{&this->loss_, &prob};
+  SoftmaxWithLossLayer<Dtype> layer{LayerParameter()};
+  layer.SetUp(this->bottom_vec_, tops);
+  EXPECT_EQ(layer.loss(0), Dtype(1));
+  EXPECT_EQ(layer.loss(1), Dtype(0));
+  const Dtype loss = layer.Forward(this->bottom_vec_, tops);
+  EXPECT_NEAR(loss, (this->item0_ + this->item1_) / 2, 1e-6);
+  ASSERT_EQ(prob.shape(), this->scores_.shape());
+  const double sum = std::exp(1.) + std::exp(2.) + std::exp(3.);
+  const double expected[] = {
+      std::exp(1.) / sum, std::exp(2.) / sum, std::exp(3.) / sum, 1. / 3, 1. / 3, 1. / 3};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(prob.cpu_data()[i], expected[i], 1e-6) << i;
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, LossWeightScalesLossAndGradient) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.add_loss_weight(3);
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  const Dtype loss = layer.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_NEAR(loss, 3 * (this->item0_ + this->item1_) / 2, 1e-5);
+  layer.Backward(this->top_vec_, {true, false}, this->bottom_vec_);
+  // Item 1 (uniform 1/3, label 0): 3 * (1/3 - 1) / 2 = -1 for class 0.
+  EXPECT_NEAR(this->scores_.cpu_diff()[3], -1, 1e-6);
+  EXPECT_NEAR(this->scores_.cpu_diff()[4], 0.5, 1e-6);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, Gradient) {
+  using Dtype = typename TypeParam::Dtype;
+  this->MakeSpatial();
+  SoftmaxWithLossLayer<Dtype> layer{LayerParameter()};
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, GradientIgnoreLabelFullNormalization) {
+  using Dtype = typename TypeParam::Dtype;
+  this->MakeSpatial();
+  LayerParameter param;
+  param.mutable_loss_param()->set_ignore_label(1);
+  param.mutable_loss_param()->set_normalization(LossParameter::FULL);
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, GradientIgnoreLabelValidNormalization) {
+  using Dtype = typename TypeParam::Dtype;
+  this->MakeSpatial();
+  LayerParameter param;
+  param.mutable_loss_param()->set_ignore_label(2);
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, LabelOutOfRangeNamesTheLayer) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("loss3");
+  for (Dtype bad : {Dtype(3), Dtype(-1)}) {
+    this->labels_.mutable_cpu_data()[1] = bad;
+    SoftmaxWithLossLayer<Dtype> layer(param);
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    ExpectErrorNaming([&] { layer.Forward(this->bottom_vec_, this->top_vec_); },
+                      {"loss3", "SoftmaxWithLoss", "label", "[0, 3)"});
+  }
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, LabelCountMismatchNamesBothBlobs) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("loss3");
+  this->labels_.Reshape(std::vector<int>{3});
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  ExpectErrorNaming(
+      [&] { layer.SetUp(this->bottom_vec_, this->top_vec_); },
+      {"loss3", "SoftmaxWithLoss", this->scores_.shape_string(), this->labels_.shape_string()});
+  // Same number of items, but one label per item where the scores have two
+  // positions per item.
+  this->scores_.Reshape(std::vector<int>{2, 3, 2});
+  this->labels_.Reshape(std::vector<int>{2});
+  SoftmaxWithLossLayer<Dtype> spatial(param);
+  ExpectErrorNaming([&] { spatial.SetUp(this->bottom_vec_, this->top_vec_); },
+                    {"loss3", this->scores_.shape_string(), this->labels_.shape_string()});
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, RefusesGradientToLabels) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxWithLossLayer<Dtype> layer{LayerParameter()};
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_THROW(layer.Backward(this->top_vec_, {true, true}, this->bottom_vec_), Error);
+  EXPECT_FALSE(layer.AllowForceBackward(1));
+  EXPECT_TRUE(layer.AllowForceBackward(0));
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, RegisteredByTypeString) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_type("SoftmaxWithLoss");
+  EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "SoftmaxWithLoss");
+}
+
+}  // namespace
+}  // namespace crema
