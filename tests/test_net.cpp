@@ -317,3 +317,24 @@ TEST(NetFilterTest, IncludeAndExclude) {
 
 }  // namespace
 }  // namespace crema
+
+namespace crema {
+namespace {
+
+TEST(NetBackwardTest, ExplicitPropagateDownForcesTheGradient) {
+  std::string text(kSmallNet);
+  text.replace(text.find("bottom: 'data' top: 'ip1'"), 25,
+               "bottom: 'data' top: 'ip1' propagate_down: true");
+  auto net = MakeNet<float>(text, TRAIN);
+  EXPECT_TRUE(net->bottom_need_backward()[1][0]);  // ip1 computes the gradient of data
+  std::string off(kSmallNet);
+  off.replace(off.find("bottom: 'ip2' bottom: 'label' top: 'loss'"), 41,
+              "bottom: 'ip2' bottom: 'label' top: 'loss' propagate_down: false "
+              "propagate_down: false");
+  auto frozen = MakeNet<float>(off, TRAIN);
+  EXPECT_FALSE(frozen->bottom_need_backward()[4][0]);
+  EXPECT_FALSE(frozen->layer_need_backward()[3]);  // nothing reaches ip2 from the loss
+}
+
+}  // namespace
+}  // namespace crema

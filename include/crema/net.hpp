@@ -151,6 +151,8 @@ class Net {
   std::vector<std::vector<Blob<Dtype>*>> bottom_vecs_;
   std::vector<std::vector<int>> bottom_id_vecs_;
   std::vector<std::vector<bool>> bottom_need_backward_;
+  // Bottoms whose gradient the prototxt asks for explicitly.
+  std::vector<std::vector<bool>> bottom_forced_;
   std::vector<std::vector<Blob<Dtype>*>> top_vecs_;
   std::vector<std::vector<int>> top_id_vecs_;
   std::vector<Dtype> blob_loss_weights_;

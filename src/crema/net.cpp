@@ -55,6 +55,7 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
   top_id_vecs_.resize(num_layers);
   param_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
+  bottom_forced_.resize(num_layers);
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
     // Each layer runs in the net's phase unless it says otherwise.
     if (!param.layer(layer_id).has_phase()) param.mutable_layer(layer_id)->set_phase(phase_);
@@ -187,6 +188,10 @@ int Net<Dtype>::AppendBottom(const NetParameter& param, int layer_id, int bottom
   const bool propagate =
       bottom_id >= layer_param.propagate_down_size() || layer_param.propagate_down(bottom_id);
   bottom_need_backward_[layer_id].push_back(propagate);
+  // An explicit `propagate_down: true` asks for the gradient even where
+  // nothing below learns (as in Caffe).
+  bottom_forced_[layer_id].push_back(layer_param.propagate_down_size() > 0 &&
+                                     layer_param.propagate_down(bottom_id));
   return blob_id;
 }
 
@@ -272,8 +277,10 @@ void Net<Dtype>::DecideBackward(const NetParameter& param,
     bool need_backward = false;
     for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
       const bool from_below = blob_need_backward_[bottom_id_vecs_[layer_id][b]];
-      need_backward |= from_below && bottom_need_backward_[layer_id][b];
-      bottom_need_backward_[layer_id][b] = bottom_need_backward_[layer_id][b] && from_below;
+      const bool forced = bottom_forced_[layer_id][b];
+      bottom_need_backward_[layer_id][b] =
+          forced || (bottom_need_backward_[layer_id][b] && from_below);
+      need_backward |= bottom_need_backward_[layer_id][b];
     }
     for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
       need_backward |= layers_[layer_id]->param_propagate_down(static_cast<int>(p));
