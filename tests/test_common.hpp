@@ -12,7 +12,9 @@
 namespace crema {
 
 // The folder of BVLC reference files (../shared/compat beside the checkout).
-inline std::string CompatDir() { return std::string(CREMA_SHARED_DIR) + "/compat"; }
+// Defined in test_main.cpp, the one file that knows the checkout's path, so
+// the other test files compile the same wherever the checkout is (ccache).
+std::string CompatDir();
 
 template <typename T>
 struct CPUDevice {

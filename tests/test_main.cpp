@@ -2,7 +2,13 @@
 // thread in CPU mode with the same seed, so results never depend on order.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "crema/common.hpp"
+
+namespace crema {
+std::string CompatDir() { return std::string(CREMA_SHARED_DIR) + "/compat"; }
+}  // namespace crema
 
 namespace {
 class ResetContext : public ::testing::EmptyTestEventListener {
