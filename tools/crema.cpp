@@ -1,9 +1,12 @@
 // The crema command-line tool: one binary, one command per action.
-//   crema device_query [--gpu=N]
+//   crema train --solver=S [--weights=W | --snapshot=STATE] [--gpu=N]
+//   crema test --model=NET --weights=W [--iterations=50] [--gpu=N]
 //   crema time --model=NET [--iterations=50] [--phase=TRAIN] [--gpu=N]
-// Later issues add train and test.
+//   crema device_query [--gpu=N]
 #include <gflags/gflags.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <iomanip>
@@ -16,6 +19,8 @@
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/net.hpp"
+#include "crema/sgd_solvers.hpp"
+#include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
 #include "crema/util/thread_pool.hpp"
 
@@ -26,6 +31,13 @@ DEFINE_string(phase, "TRAIN", "The net phase: TRAIN or TEST");
 DEFINE_int32(level, 0, "The net level (for include/exclude rules)");
 DEFINE_string(stage, "", "Comma-separated net stages (for include/exclude rules)");
 DEFINE_int32(iterations, 50, "The number of iterations to run");
+DEFINE_string(solver, "", "The solver prototxt (train)");
+DEFINE_string(weights, "",
+              "Trained weights to start from (train: fine-tuning) or to test; comma-separated "
+              "files are loaded in turn");
+DEFINE_string(snapshot, "", "A .solverstate to resume training from");
+DEFINE_string(sigint_effect, "stop", "What SIGINT (Ctrl-C) does while training: stop, snapshot, none");
+DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does while training: stop, snapshot, none");
 DEFINE_int32(threads, 0, "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
 
 namespace {
@@ -193,6 +205,107 @@ int Time() {
   return 0;
 }
 RegisterCommand register_time("time", Time);
+
+// Signals only set a flag; the solver polls it once per iteration, so a
+// signal never interrupts a half-written snapshot.
+std::atomic<int> g_last_signal{0};
+void HandleSignal(int signal) { g_last_signal = signal; }
+
+crema::SolverAction EffectFlag(const std::string& name, const std::string& value) {
+  if (value == "stop") return crema::SolverAction::STOP;
+  if (value == "snapshot") return crema::SolverAction::SNAPSHOT;
+  if (value == "none") return crema::SolverAction::NONE;
+  CREMA_FAIL("--" << name << " must be stop, snapshot or none, got '" << value << "'");
+}
+
+void CopyWeights(const std::string& list, crema::Solver<float>* solver) {
+  for (const std::string& file : SplitList(list)) {
+    solver->net()->CopyTrainedLayersFrom(file);
+    for (const auto& test_net : solver->test_nets()) test_net->CopyTrainedLayersFrom(file);
+  }
+}
+
+// Trains (or fine-tunes, or resumes) the net a solver prototxt describes.
+int Train() {
+  CREMA_REQUIRE(!FLAGS_solver.empty(), "train: give the solver with --solver=SOLVER.prototxt");
+  CREMA_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty(),
+                "train: give --weights (start from trained weights) or --snapshot (resume), "
+                "not both");
+  crema::SolverParameter param;
+  crema::ReadSolverParamsFromTextFile(FLAGS_solver, &param);
+  const crema::SolverAction on_sigint = EffectFlag("sigint_effect", FLAGS_sigint_effect);
+  const crema::SolverAction on_sighup = EffectFlag("sighup_effect", FLAGS_sighup_effect);
+  // --gpu overrides the solver's mode; without it the solver's solver_mode
+  // asks for a GPU only when one exists.
+  if (FLAGS_gpu.empty() && param.solver_mode() == crema::SolverParameter::GPU &&
+      crema::Context::DeviceCount() > 0) {
+    FLAGS_gpu = std::to_string(param.device_id());
+  }
+  SetUpMode();
+  if (!FLAGS_stage.empty() || FLAGS_level) {
+    crema::NetState* state = param.mutable_train_state();
+    state->set_level(FLAGS_level);
+    for (const std::string& stage : SplitList(FLAGS_stage)) state->add_stage(stage);
+  }
+  LOG(INFO) << "Starting Optimization";
+  auto solver = crema::CreateSolver<float>(param);
+  std::signal(SIGINT, HandleSignal);
+  std::signal(SIGHUP, HandleSignal);
+  solver->SetActionFunction([on_sigint, on_sighup] {
+    const int signal = g_last_signal.exchange(0);
+    if (signal == SIGINT) return on_sigint;
+    if (signal == SIGHUP) return on_sighup;
+    return crema::SolverAction::NONE;
+  });
+  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
+  solver->Solve(FLAGS_snapshot);
+  return 0;
+}
+RegisterCommand register_train("train", Train);
+
+// Scores a trained model: the mean of each net output over --iterations batches.
+int Test() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "test: give the net with --model=NET.prototxt");
+  CREMA_REQUIRE(!FLAGS_weights.empty(), "test: give the trained weights with --weights=W");
+  SetUpMode();
+  const std::vector<std::string> stages = SplitList(FLAGS_stage);
+  crema::Net<float> net(FLAGS_model, crema::TEST, FLAGS_level, &stages);
+  for (const std::string& file : SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  std::vector<int> output_ids;
+  std::vector<float> scores;
+  float loss = 0;
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    float iter_loss;
+    const auto& result = net.Forward(&iter_loss);
+    loss += iter_loss;
+    size_t index = 0;
+    for (size_t j = 0; j < result.size(); ++j) {
+      const std::string& name = net.blob_names()[net.output_blob_indices()[j]];
+      for (int k = 0; k < result[j]->count(); ++k, ++index) {
+        const float score = result[j]->cpu_data()[k];
+        if (scores.size() <= index) {
+          scores.push_back(0);
+          output_ids.push_back(static_cast<int>(j));
+        }
+        scores[index] += score;
+        LOG(INFO) << "Batch " << i << ", " << name << " = " << score;
+      }
+    }
+  }
+  LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const int blob_id = net.output_blob_indices()[output_ids[i]];
+    const std::string& name = net.blob_names()[blob_id];
+    const float weight = net.blob_loss_weights()[blob_id];
+    const float mean = scores[i] / FLAGS_iterations;
+    std::ostringstream loss_msg;
+    if (weight) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
+    LOG(INFO) << name << " = " << mean << loss_msg.str();
+  }
+  return 0;
+}
+RegisterCommand register_test("test", Test);
 
 std::string Usage() {
   std::string usage =

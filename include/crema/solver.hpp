@@ -1,0 +1,91 @@
+// Solver: trains a net. It owns the training net and the test nets (sharing
+// the training net's weights), runs the loop (forward/backward with iter_size
+// accumulation, smoothed loss display, periodic tests and snapshots), and
+// leaves the parameter update to its subclass (SGD and its relatives).
+#ifndef CREMA_SOLVER_HPP_
+#define CREMA_SOLVER_HPP_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/net.hpp"
+#include "crema/proto/crema.pb.h"
+
+namespace crema {
+
+// What a signal (or any other client) asks the running solver to do.
+enum class SolverAction { NONE, STOP, SNAPSHOT };
+
+template <typename Dtype>
+class Solver {
+ public:
+  explicit Solver(const SolverParameter& param);
+  virtual ~Solver() = default;
+
+  // Trains to max_iter (from a solver state if resume_file is given),
+  // snapshotting at the end if snapshot_after_train.
+  virtual void Solve(const std::string& resume_file = "");
+  // Runs `iters` training iterations.
+  void Step(int iters);
+  // Restores weights and history from a .solverstate (or .solverstate.h5).
+  void Restore(const std::string& state_file);
+  // Writes <prefix>_iter_N.caffemodel and .solverstate atomically.
+  void Snapshot();
+  // Runs every test net for test_iter batches and logs the mean outputs.
+  void TestAll();
+
+  const SolverParameter& param() const { return param_; }
+  const std::shared_ptr<Net<Dtype>>& net() const { return net_; }
+  const std::vector<std::shared_ptr<Net<Dtype>>>& test_nets() const { return test_nets_; }
+  int iter() const { return iter_; }
+  Dtype smoothed_loss() const { return smoothed_loss_; }
+  virtual const char* type() const { return ""; }
+
+  // Polled once per iteration; STOP and SNAPSHOT are acted upon.
+  void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
+
+  // Hooks for data-parallel training: after the gradients of an iteration
+  // are ready (before the update), and at the start of training.
+  void add_on_gradients_ready(std::function<void()> callback) {
+    on_gradients_ready_.push_back(std::move(callback));
+  }
+  void add_on_start(std::function<void()> callback) { on_start_.push_back(std::move(callback)); }
+
+  // The learning rate at the current iteration (lr_policy).
+  Dtype GetLearningRate() const;
+
+ protected:
+  // Scales, regularises and applies the gradients of one iteration.
+  virtual void ApplyUpdate() = 0;
+  virtual void SnapshotSolverState(const std::string& model_filename) = 0;
+  virtual void RestoreSolverState(const SolverState& state) = 0;
+
+  std::string SnapshotFilename(const std::string& extension) const;
+  void Test(int test_net_id);
+  void UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss);
+
+  SolverParameter param_;
+  int iter_ = 0;
+  int current_step_ = 0;
+  std::shared_ptr<Net<Dtype>> net_;
+  std::vector<std::shared_ptr<Net<Dtype>>> test_nets_;
+  std::vector<Dtype> losses_;
+  Dtype smoothed_loss_ = 0;
+  std::function<SolverAction()> action_;
+  std::vector<std::function<void()>> on_gradients_ready_;
+  std::vector<std::function<void()>> on_start_;
+  bool requested_early_exit_ = false;
+
+ private:
+  void InitTrainNet();
+  void InitTestNets();
+  SolverAction RequestedAction() const { return action_ ? action_() : SolverAction::NONE; }
+
+  DISABLE_COPY_AND_ASSIGN(Solver);
+};
+
+}  // namespace crema
+
+#endif  // CREMA_SOLVER_HPP_

@@ -1,0 +1,241 @@
+#include "crema/sgd_solvers.hpp"
+
+#include <cmath>
+
+#include "crema/util/io.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+SGDSolver<Dtype>::SGDSolver(const SolverParameter& param) : Solver<Dtype>(param) {
+  AddHistorySet();
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::AddHistorySet() {
+  for (Blob<Dtype>* param : this->net_->learnable_params()) {
+    history_.emplace_back(new Blob<Dtype>(param->shape()));
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::ApplyUpdate() {
+  const Dtype rate = this->GetLearningRate();
+  if (this->param_.display() && this->iter_ % this->param_.display() == 0 &&
+      Context::root_solver()) {
+    LOG(INFO) << "Iteration " << this->iter_ << ", lr = " << rate;
+  }
+  ClipGradients();
+  const int num_params = static_cast<int>(this->net_->learnable_params().size());
+  for (int i = 0; i < num_params; ++i) {
+    Normalize(i);
+    Regularize(i);
+    ComputeUpdateValue(i, rate);
+  }
+  this->net_->Update();
+}
+
+// iter_size passes accumulated their gradients: average them.
+template <typename Dtype>
+void SGDSolver<Dtype>::Normalize(int param_id) {
+  if (this->param_.iter_size() == 1) return;
+  this->net_->learnable_params()[param_id]->scale_diff(Dtype(1) / this->param_.iter_size());
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::Regularize(int param_id) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype decay = this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
+  if (decay == 0) return;
+  const std::string& type = this->param_.regularization_type();
+  const int n = param->count();
+  if (type == "L2") {
+    cpu_axpy(n, decay, param->cpu_data(), param->mutable_cpu_diff());
+  } else if (type == "L1") {
+    const Dtype* data = param->cpu_data();
+    Dtype* diff = param->mutable_cpu_diff();
+    for (int i = 0; i < n; ++i) diff[i] += decay * ((data[i] > 0) - (data[i] < 0));
+  } else {
+    CREMA_FAIL("solver: unknown regularization_type '" << type << "' (L1 or L2)");
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::ClipGradients() {
+  const Dtype clip = this->param_.clip_gradients();
+  if (clip < 0) return;
+  Dtype sumsq = 0;
+  for (Blob<Dtype>* param : this->net_->learnable_params()) sumsq += param->sumsq_diff();
+  const Dtype norm = std::sqrt(sumsq);
+  if (norm > clip) {
+    const Dtype factor = clip / norm;
+    LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip
+              << ") by scale factor " << factor;
+    for (Blob<Dtype>* param : this->net_->learnable_params()) param->scale_diff(factor);
+  }
+}
+
+// v = momentum * v + rate * g; step = v.
+template <typename Dtype>
+void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const int n = param->count();
+  Dtype* history = history_[param_id]->mutable_cpu_data();
+  cpu_axpby(n, local_rate, param->cpu_diff(), Dtype(this->param_.momentum()), history);
+  cpu_copy(n, history, param->mutable_cpu_diff());
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::SnapshotSolverState(const std::string& model_filename) {
+  SolverState state;
+  state.set_iter(this->iter_);
+  state.set_learned_net(model_filename);
+  state.set_current_step(this->current_step_);
+  for (const auto& blob : history_) blob->ToProto(state.add_history());
+  const std::string state_filename = this->SnapshotFilename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
+  WriteProtoToBinaryFile(state, state_filename);
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::RestoreSolverState(const SolverState& state) {
+  CREMA_REQUIRE(state.history_size() == static_cast<int>(history_.size()),
+                "solver state holds " << state.history_size() << " history blobs, this "
+                                      << this->type() << " solver of this net needs "
+                                      << history_.size());
+  for (size_t i = 0; i < history_.size(); ++i) {
+    history_[i]->FromProto(state.history(static_cast<int>(i)), false);
+  }
+}
+
+// v' = momentum * v + rate * g; step = (1 + momentum) * v' - momentum * v.
+template <typename Dtype>
+void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype momentum = this->param_.momentum();
+  const int n = param->count();
+  Dtype* history = this->history_[param_id]->mutable_cpu_data();
+  Dtype* diff = param->mutable_cpu_diff();
+  for (int i = 0; i < n; ++i) {
+    const Dtype previous = history[i];
+    history[i] = momentum * history[i] + local_rate * diff[i];
+    diff[i] = (1 + momentum) * history[i] - momentum * previous;
+  }
+}
+
+template <typename Dtype>
+AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+  CREMA_REQUIRE(this->param_.momentum() == 0, "AdaGrad takes no momentum; remove it");
+}
+
+// h += g^2; step = rate * g / (sqrt(h) + delta).
+template <typename Dtype>
+void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype delta = this->param_.delta();
+  Dtype* history = this->history_[param_id]->mutable_cpu_data();
+  Dtype* diff = param->mutable_cpu_diff();
+  for (int i = 0; i < param->count(); ++i) {
+    history[i] += diff[i] * diff[i];
+    diff[i] = local_rate * diff[i] / (std::sqrt(history[i]) + delta);
+  }
+}
+
+template <typename Dtype>
+RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+  CREMA_REQUIRE(this->param_.momentum() == 0, "RMSProp takes no momentum; use rms_decay");
+  CREMA_REQUIRE(this->param_.rms_decay() >= 0 && this->param_.rms_decay() < 1,
+                "RMSProp: rms_decay must be in [0, 1)");
+}
+
+// h = d * h + (1 - d) * g^2; step = rate * g / (sqrt(h) + delta).
+template <typename Dtype>
+void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype delta = this->param_.delta(), decay = this->param_.rms_decay();
+  Dtype* history = this->history_[param_id]->mutable_cpu_data();
+  Dtype* diff = param->mutable_cpu_diff();
+  for (int i = 0; i < param->count(); ++i) {
+    history[i] = decay * history[i] + (1 - decay) * diff[i] * diff[i];
+    diff[i] = local_rate * diff[i] / (std::sqrt(history[i]) + delta);
+  }
+}
+
+template <typename Dtype>
+AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+  this->AddHistorySet();  // the running mean of squared updates
+}
+
+// h = m * h + (1 - m) * g^2; u = g * sqrt(s + delta) / sqrt(h + delta);
+// s = m * s + (1 - m) * u^2; step = rate * u.
+template <typename Dtype>
+void AdaDeltaSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const size_t num_params = this->net_->learnable_params().size();
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype delta = this->param_.delta(), momentum = this->param_.momentum();
+  Dtype* gradients = this->history_[param_id]->mutable_cpu_data();
+  Dtype* updates = this->history_[num_params + param_id]->mutable_cpu_data();
+  Dtype* diff = param->mutable_cpu_diff();
+  for (int i = 0; i < param->count(); ++i) {
+    gradients[i] = momentum * gradients[i] + (1 - momentum) * diff[i] * diff[i];
+    const Dtype update = diff[i] * std::sqrt(updates[i] + delta) / std::sqrt(gradients[i] + delta);
+    updates[i] = momentum * updates[i] + (1 - momentum) * update * update;
+    diff[i] = local_rate * update;
+  }
+}
+
+template <typename Dtype>
+AdamSolver<Dtype>::AdamSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+  this->AddHistorySet();  // the second moment
+}
+
+// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+// step = rate * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps), t = iter + 1.
+template <typename Dtype>
+void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const size_t num_params = this->net_->learnable_params().size();
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype beta1 = this->param_.momentum(), beta2 = this->param_.momentum2();
+  const Dtype eps = this->param_.delta();
+  const int t = this->iter_ + 1;
+  const Dtype correction = std::sqrt(Dtype(1) - std::pow(beta2, Dtype(t))) /
+                           (Dtype(1) - std::pow(beta1, Dtype(t)));
+  Dtype* m = this->history_[param_id]->mutable_cpu_data();
+  Dtype* v = this->history_[num_params + param_id]->mutable_cpu_data();
+  Dtype* diff = param->mutable_cpu_diff();
+  for (int i = 0; i < param->count(); ++i) {
+    m[i] = beta1 * m[i] + (1 - beta1) * diff[i];
+    v[i] = beta2 * v[i] + (1 - beta2) * diff[i] * diff[i];
+    diff[i] = local_rate * correction * m[i] / (std::sqrt(v[i]) + eps);
+  }
+}
+
+template <typename Dtype>
+std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param) {
+  const std::string& type = param.type();
+  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param));
+  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param));
+  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param));
+  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param));
+  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param));
+  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param));
+  CREMA_FAIL("solver: unknown type '" << type
+                                      << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam)");
+}
+
+INSTANTIATE_CLASS(SGDSolver);
+INSTANTIATE_CLASS(NesterovSolver);
+INSTANTIATE_CLASS(AdaGradSolver);
+INSTANTIATE_CLASS(RMSPropSolver);
+INSTANTIATE_CLASS(AdaDeltaSolver);
+INSTANTIATE_CLASS(AdamSolver);
+template std::unique_ptr<Solver<float>> CreateSolver<float>(const SolverParameter&);
+template std::unique_ptr<Solver<double>> CreateSolver<double>(const SolverParameter&);
+
+}  // namespace crema

@@ -1,0 +1,321 @@
+#include "crema/solver.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+
+#include "crema/util/benchmark.hpp"
+#include "crema/util/io.hpp"
+#include "crema/util/upgrade_proto.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+Solver<Dtype>::Solver(const SolverParameter& param) : param_(param) {
+  UpgradeSolverAsNeeded("solver", &param_);
+  CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
+  CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
+  if (param_.random_seed() >= 0) {
+    Context::set_random_seed(static_cast<uint64_t>(param_.random_seed()) + Context::solver_rank());
+  }
+  InitTrainNet();
+  if (Context::root_solver()) InitTestNets();
+  LOG_IF(INFO, Context::root_solver()) << "Solver scaffolding done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::InitTrainNet() {
+  const int sources = param_.has_train_net_param() + param_.has_train_net() +
+                      param_.has_net_param() + param_.has_net();
+  CREMA_REQUIRE(sources == 1, "solver: give exactly one of net, net_param, train_net, "
+                              "train_net_param (found " << sources << ")");
+  NetParameter net_param;
+  if (param_.has_train_net_param()) {
+    net_param.CopyFrom(param_.train_net_param());
+  } else if (param_.has_train_net()) {
+    ReadNetParamsFromTextFile(param_.train_net(), &net_param);
+  } else if (param_.has_net_param()) {
+    net_param.CopyFrom(param_.net_param());
+  } else {
+    ReadNetParamsFromTextFile(param_.net(), &net_param);
+  }
+  // The solver's train_state, then the net's own state, decide its layers.
+  NetState state;
+  state.set_phase(TRAIN);
+  state.MergeFrom(net_param.state());
+  state.MergeFrom(param_.train_state());
+  net_param.mutable_state()->CopyFrom(state);
+  net_.reset(new Net<Dtype>(net_param));
+}
+
+template <typename Dtype>
+void Solver<Dtype>::InitTestNets() {
+  const bool generic = param_.has_net() || param_.has_net_param();
+  const int num_specific = param_.test_net_size() + param_.test_net_param_size();
+  const int num_generic = generic ? param_.test_iter_size() - num_specific : 0;
+  const int num_nets = num_specific + (num_generic > 0 ? num_generic : 0);
+  CREMA_REQUIRE(param_.test_iter_size() == num_nets,
+                "solver: test_iter has " << param_.test_iter_size() << " values for " << num_nets
+                                         << " test nets; give one per test net");
+  CREMA_REQUIRE(num_nets == 0 || param_.test_interval() > 0,
+                "solver: test nets are defined but test_interval is not positive");
+  std::vector<NetParameter> params(num_nets);
+  int id = 0;
+  for (const NetParameter& p : param_.test_net_param()) params[id++].CopyFrom(p);
+  for (const std::string& file : param_.test_net()) ReadNetParamsFromTextFile(file, &params[id++]);
+  for (; id < num_nets; ++id) {
+    if (param_.has_net_param()) {
+      params[id].CopyFrom(param_.net_param());
+    } else {
+      ReadNetParamsFromTextFile(param_.net(), &params[id]);
+    }
+  }
+  test_nets_.clear();
+  for (int i = 0; i < num_nets; ++i) {
+    NetState state;
+    state.set_phase(TEST);
+    state.MergeFrom(params[i].state());
+    if (param_.test_state_size()) state.MergeFrom(param_.test_state(i));
+    params[i].mutable_state()->CopyFrom(state);
+    LOG(INFO) << "Creating test net (#" << i << ")";
+    test_nets_.emplace_back(new Net<Dtype>(params[i]));
+    test_nets_.back()->ShareTrainedLayersWith(net_.get());
+  }
+}
+
+template <typename Dtype>
+Dtype Solver<Dtype>::GetLearningRate() const {
+  const std::string& policy = param_.lr_policy();
+  const double base = param_.base_lr(), gamma = param_.gamma(), power = param_.power();
+  const double iter = iter_;
+  if (policy == "fixed") return Dtype(base);
+  if (policy == "step") {
+    CREMA_REQUIRE(param_.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
+    return Dtype(base * std::pow(gamma, std::floor(iter / param_.stepsize())));
+  }
+  if (policy == "exp") return Dtype(base * std::pow(gamma, iter));
+  if (policy == "inv") return Dtype(base * std::pow(1.0 + gamma * iter, -power));
+  if (policy == "multistep") return Dtype(base * std::pow(gamma, current_step_));
+  if (policy == "poly") {
+    CREMA_REQUIRE(param_.max_iter() > 0, "solver: lr_policy poly needs max_iter");
+    return Dtype(base * std::pow(1.0 - iter / param_.max_iter(), power));
+  }
+  if (policy == "sigmoid") {
+    return Dtype(base / (1.0 + std::exp(-gamma * (iter - double(param_.stepsize())))));
+  }
+  CREMA_FAIL("solver: unknown lr_policy '" << policy
+                                          << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
+}
+
+template <typename Dtype>
+void Solver<Dtype>::UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss) {
+  if (static_cast<int>(losses_.size()) < average_loss) {
+    losses_.push_back(loss);
+    const int size = static_cast<int>(losses_.size());
+    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
+  } else {
+    const int index = (iter_ - start_iter) % average_loss;
+    smoothed_loss_ += (loss - losses_[index]) / average_loss;
+    losses_[index] = loss;
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::Step(int iters) {
+  const int start_iter = iter_;
+  const int stop_iter = iter_ + iters;
+  const int average_loss = param_.average_loss();
+  losses_.clear();
+  smoothed_loss_ = 0;
+  Timer display_timer;
+  display_timer.Start();
+  int display_start_iter = iter_;
+  const int batch = net_->input_blobs().empty() && !net_->blobs().empty()
+                        ? net_->blobs()[0]->shape().empty() ? 1 : net_->blobs()[0]->shape(0)
+                        : 1;
+  while (iter_ < stop_iter) {
+    // Multistep: advance to the step the iteration has reached.
+    while (param_.lr_policy() == "multistep" && current_step_ < param_.stepvalue_size() &&
+           iter_ >= param_.stepvalue(current_step_)) {
+      ++current_step_;
+    }
+    net_->ClearParamDiffs();
+    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+        (iter_ > 0 || param_.test_initialization()) && Context::root_solver()) {
+      TestAll();
+      if (requested_early_exit_) break;
+    }
+    for (auto& callback : on_start_) callback();
+    const bool display = param_.display() && iter_ % param_.display() == 0;
+    Dtype loss = 0;
+    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    loss /= param_.iter_size();
+    UpdateSmoothedLoss(loss, start_iter, average_loss);
+    if (display && Context::root_solver()) {
+      display_timer.Stop();
+      const double seconds = display_timer.Seconds();
+      const int done = iter_ - display_start_iter;
+      const double per_second = done > 0 && seconds > 0 ? done / seconds : 0;
+      LOG(INFO) << "Iteration " << iter_ << " (" << per_second << " iter/s, " << seconds << "s/"
+                << param_.display() << " iters), loss = " << smoothed_loss_;
+      const auto& outputs = net_->output_blobs();
+      int score_index = 0;
+      for (size_t j = 0; j < outputs.size(); ++j) {
+        const Dtype* values = outputs[j]->cpu_data();
+        const std::string& name = net_->blob_names()[net_->output_blob_indices()[j]];
+        const Dtype weight = net_->blob_loss_weights()[net_->output_blob_indices()[j]];
+        for (int k = 0; k < outputs[j]->count(); ++k) {
+          std::ostringstream loss_msg;
+          if (weight) loss_msg << " (* " << weight << " = " << weight * values[k] << " loss)";
+          LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = "
+                    << values[k] << loss_msg.str();
+        }
+      }
+      if (per_second > 0 && param_.max_iter() > iter_) {
+        const int eta = static_cast<int>((param_.max_iter() - iter_) / per_second);
+        char eta_text[32];
+        std::snprintf(eta_text, sizeof(eta_text), "%d:%02d:%02d", eta / 3600, eta / 60 % 60,
+                      eta % 60);
+        LOG(INFO) << "    " << per_second * batch * param_.iter_size()
+                  << " images/s, ETA " << eta_text;
+      }
+      display_timer.Start();
+      display_start_iter = iter_;
+    }
+    for (auto& callback : on_gradients_ready_) callback();
+    ApplyUpdate();
+    ++iter_;
+    const SolverAction action = RequestedAction();
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0 && Context::root_solver()) ||
+        action == SolverAction::SNAPSHOT) {
+      Snapshot();
+    }
+    if (action == SolverAction::STOP) {
+      requested_early_exit_ = true;
+      break;
+    }
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::Solve(const std::string& resume_file) {
+  LOG(INFO) << "Solving " << net_->name();
+  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  requested_early_exit_ = false;
+  if (!resume_file.empty()) {
+    LOG(INFO) << "Restoring previous solver status from " << resume_file;
+    Restore(resume_file);
+  }
+  Step(param_.max_iter() - iter_);
+  if (requested_early_exit_) {
+    // Stopped by a signal: keep the work, then leave.
+    Snapshot();
+    LOG(INFO) << "Optimization stopped early.";
+    return;
+  }
+  if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0)) {
+    Snapshot();
+  }
+  if (param_.display() && iter_ % param_.display() == 0) {
+    Dtype loss;
+    net_->Forward(&loss);
+    UpdateSmoothedLoss(loss, 0, param_.average_loss());
+    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+  }
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
+  LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::TestAll() {
+  for (size_t id = 0; id < test_nets_.size() && !requested_early_exit_; ++id) {
+    Test(static_cast<int>(id));
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::Test(int test_net_id) {
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net<Dtype>* test_net = test_nets_[test_net_id].get();
+  std::vector<Dtype> scores;
+  Dtype loss = 0;
+  for (int i = 0; i < param_.test_iter(test_net_id); ++i) {
+    if (RequestedAction() == SolverAction::STOP) {
+      requested_early_exit_ = true;
+      LOG(INFO) << "Test interrupted.";
+      return;
+    }
+    Dtype iter_loss;
+    const auto& result = test_net->Forward(&iter_loss);
+    if (param_.test_compute_loss()) loss += iter_loss;
+    size_t index = 0;
+    for (Blob<Dtype>* blob : result) {
+      for (int k = 0; k < blob->count(); ++k, ++index) {
+        if (scores.size() <= index) scores.push_back(0);
+        scores[index] += blob->cpu_data()[k];
+      }
+    }
+  }
+  if (param_.test_compute_loss()) {
+    LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
+  }
+  size_t index = 0;
+  for (size_t j = 0; j < test_net->output_blobs().size(); ++j) {
+    const int blob_id = test_net->output_blob_indices()[j];
+    const std::string& name = test_net->blob_names()[blob_id];
+    const Dtype weight = test_net->blob_loss_weights()[blob_id];
+    for (int k = 0; k < test_net->output_blobs()[j]->count(); ++k, ++index) {
+      const Dtype mean = scores[index] / param_.test_iter(test_net_id);
+      std::ostringstream loss_msg;
+      if (weight) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
+      LOG(INFO) << "    Test net output #" << index << ": " << name << " = " << mean
+                << loss_msg.str();
+    }
+  }
+}
+
+template <typename Dtype>
+std::string Solver<Dtype>::SnapshotFilename(const std::string& extension) const {
+  return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
+}
+
+template <typename Dtype>
+void Solver<Dtype>::Snapshot() {
+  CHECK(Context::root_solver());
+  std::string model_filename;
+  if (param_.snapshot_format() == SolverParameter::HDF5) {
+    model_filename = SnapshotFilename(".caffemodel.h5");
+    net_->ToHDF5(model_filename, param_.snapshot_diff());
+  } else {
+    model_filename = SnapshotFilename(".caffemodel");
+    NetParameter net_param;
+    net_->ToProto(&net_param, param_.snapshot_diff());
+    WriteProtoToBinaryFile(net_param, model_filename);
+  }
+  LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
+  SnapshotSolverState(model_filename);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::Restore(const std::string& state_file) {
+  SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  iter_ = state.iter();
+  current_step_ = state.current_step();
+  if (state.has_learned_net()) {
+    // A relative learned_net is looked for beside the state file first.
+    std::string model = state.learned_net();
+    const size_t slash = state_file.rfind('/');
+    if (!FileExists(model) && model.find('/') != 0 && slash != std::string::npos) {
+      const std::string beside =
+          state_file.substr(0, slash + 1) + model.substr(model.rfind('/') + 1);
+      if (FileExists(beside)) model = beside;
+    }
+    net_->CopyTrainedLayersFrom(model);
+  }
+  RestoreSolverState(state);
+}
+
+INSTANTIATE_CLASS(Solver);
+
+}  // namespace crema

@@ -1,0 +1,222 @@
+// Solvers: learning-rate policies by hand, each update rule's first steps
+// against its formula, iter_size accumulation, and snapshot + restore
+// continuing exactly where training left off.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/sgd_solvers.hpp"
+#include "crema/util/io.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+// One linear unit w . x fitted to a target by Euclidean loss: the gradient
+// is (w . x - y) x, simple enough to follow by hand.
+const char* kLinearNet =
+    "name: 'linear'"
+    "layer { name: 'input' type: 'Input' top: 'x' top: 'y'"
+    "  input_param { shape { dim: 1 dim: 2 } shape { dim: 1 dim: 1 } } }"
+    "layer { name: 'fc' type: 'InnerProduct' bottom: 'x' top: 'p'"
+    "  inner_product_param { num_output: 1 bias_term: false"
+    "    weight_filler { type: 'constant' value: 0.5 } } }"
+    "layer { name: 'loss' type: 'EuclideanLoss' bottom: 'p' bottom: 'y' top: 'loss' }";
+
+SolverParameter LinearSolver(const std::string& type, const std::string& extra = "") {
+  SolverParameter param;
+  ReadProtoFromString(std::string("base_lr: 0.1 lr_policy: 'fixed' max_iter: 10 display: 0 ") +
+                          "snapshot_after_train: false type: '" + type + "' " + extra,
+                      "solver", &param);
+  ReadProtoFromString(kLinearNet, "net", param.mutable_net_param());
+  return param;
+}
+
+void SetInputs(Net<double>* net) {
+  double* x = net->blob_by_name("x")->mutable_cpu_data();
+  x[0] = 1.0;
+  x[1] = -2.0;
+  net->blob_by_name("y")->mutable_cpu_data()[0] = 3.0;
+}
+
+std::vector<double> Weights(const Solver<double>& solver) {
+  const Blob<double>* w = solver.net()->learnable_params()[0];
+  return std::vector<double>(w->cpu_data(), w->cpu_data() + w->count());
+}
+
+// The gradient of the linear unit's loss at w.
+std::vector<double> Gradient(const std::vector<double>& w) {
+  const double x[2] = {1.0, -2.0};
+  const double residual = w[0] * x[0] + w[1] * x[1] - 3.0;
+  return {residual * x[0], residual * x[1]};
+}
+
+TEST(SolverTest, LearningRatePolicies) {
+  struct Case {
+    std::string policy;
+    int iter;
+    double expected;
+  };
+  // base 0.1, gamma 0.5, power 2, stepsize 3, stepvalues 2 and 5, max_iter 10.
+  const std::vector<Case> cases = {
+      {"fixed", 7, 0.1},
+      {"step", 7, 0.1 * 0.25},
+      {"exp", 3, 0.1 * 0.125},
+      {"inv", 2, 0.1 * std::pow(1 + 0.5 * 2, -2.0)},
+      {"poly", 5, 0.1 * std::pow(0.5, 2.0)},
+      {"sigmoid", 3, 0.1 * 0.5},
+      {"multistep", 6, 0.1 * 0.25},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.policy);
+    SolverParameter param = LinearSolver("SGD", "gamma: 0.5 power: 2 stepsize: 3 "
+                                                "stepvalue: 2 stepvalue: 5");
+    param.set_lr_policy(c.policy);
+    param.set_max_iter(10);
+    SGDSolver<double> solver(param);
+    SetInputs(solver.net().get());
+    solver.Step(c.iter);
+    // The schema holds rates as float: agree to float precision.
+    EXPECT_NEAR(solver.GetLearningRate(), c.expected, 1e-8);
+  }
+  SolverParameter bad = LinearSolver("SGD");
+  bad.set_lr_policy("cosine");
+  SGDSolver<double> solver(bad);
+  EXPECT_THROW(solver.GetLearningRate(), Error);
+}
+
+// Each rule's first three steps against its formula written out here.
+TEST(SolverTest, UpdateRulesFollowTheirFormulas) {
+  const double rate = 0.1, momentum = 0.9, delta = 1e-8, rms = 0.98, beta2 = 0.999;
+  for (const std::string type : {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}) {
+    SCOPED_TRACE(type);
+    std::string extra = "delta: 1e-8 ";
+    if (type == "SGD" || type == "Nesterov" || type == "AdaDelta" || type == "Adam") {
+      extra += "momentum: 0.9 ";
+    }
+    if (type == "RMSProp") extra += "rms_decay: 0.98 ";
+    auto solver = CreateSolver<double>(LinearSolver(type, extra));
+    SetInputs(solver->net().get());
+    std::vector<double> w = {0.5, 0.5}, h1 = {0, 0}, h2 = {0, 0};
+    for (int t = 0; t < 3; ++t) {
+      const std::vector<double> g = Gradient(w);
+      for (int i = 0; i < 2; ++i) {
+        double step = 0;
+        if (type == "SGD") {
+          h1[i] = momentum * h1[i] + rate * g[i];
+          step = h1[i];
+        } else if (type == "Nesterov") {
+          const double previous = h1[i];
+          h1[i] = momentum * h1[i] + rate * g[i];
+          step = (1 + momentum) * h1[i] - momentum * previous;
+        } else if (type == "AdaGrad") {
+          h1[i] += g[i] * g[i];
+          step = rate * g[i] / (std::sqrt(h1[i]) + delta);
+        } else if (type == "RMSProp") {
+          h1[i] = rms * h1[i] + (1 - rms) * g[i] * g[i];
+          step = rate * g[i] / (std::sqrt(h1[i]) + delta);
+        } else if (type == "AdaDelta") {
+          h1[i] = momentum * h1[i] + (1 - momentum) * g[i] * g[i];
+          const double u = g[i] * std::sqrt(h2[i] + delta) / std::sqrt(h1[i] + delta);
+          h2[i] = momentum * h2[i] + (1 - momentum) * u * u;
+          step = rate * u;
+        } else {  // Adam
+          h1[i] = momentum * h1[i] + (1 - momentum) * g[i];
+          h2[i] = beta2 * h2[i] + (1 - beta2) * g[i] * g[i];
+          const double correction =
+              std::sqrt(1 - std::pow(beta2, t + 1)) / (1 - std::pow(momentum, t + 1));
+          step = rate * correction * h1[i] / (std::sqrt(h2[i]) + delta);
+        }
+        w[i] -= step;
+      }
+      solver->Step(1);
+      const std::vector<double> got = Weights(*solver);
+      EXPECT_NEAR(got[0], w[0], 1e-6) << "step " << t;  // float-held rates
+      EXPECT_NEAR(got[1], w[1], 1e-6) << "step " << t;
+    }
+  }
+}
+
+TEST(SolverTest, WeightDecayAndIterSize) {
+  // L2 decay adds decay * w to the gradient; iter_size 2 averages two passes.
+  auto solver = CreateSolver<double>(LinearSolver("SGD", "weight_decay: 0.01 iter_size: 2"));
+  SetInputs(solver->net().get());
+  const std::vector<double> g = Gradient({0.5, 0.5});
+  solver->Step(1);
+  const std::vector<double> got = Weights(*solver);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(got[i], 0.5 - 0.1 * (g[i] + 0.01 * 0.5), 1e-7);
+  auto clipped = CreateSolver<double>(LinearSolver("SGD", "clip_gradients: 0.5"));
+  SetInputs(clipped->net().get());
+  clipped->Step(1);
+  const std::vector<double> w = Weights(*clipped);
+  const double moved = std::hypot(w[0] - 0.5, w[1] - 0.5);
+  EXPECT_NEAR(moved, 0.1 * 0.5, 1e-7);  // the gradient's norm was clipped to 0.5
+}
+
+TEST(SolverTest, UnknownTypeIsAUserError) {
+  EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
+}
+
+TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
+  char pattern[] = "/tmp/crema_solver_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  for (const std::string type : {"SGD", "Adam"}) {
+    SCOPED_TRACE(type);
+    SolverParameter param = LinearSolver(type, "momentum: 0.9 snapshot_prefix: '" + dir + "/" +
+                                                   type + "'");
+    auto original = CreateSolver<double>(param);
+    SetInputs(original->net().get());
+    original->Step(3);
+    original->Snapshot();
+    original->Step(2);
+    auto resumed = CreateSolver<double>(param);
+    SetInputs(resumed->net().get());
+    resumed->Restore(dir + "/" + type + "_iter_3.solverstate");
+    EXPECT_EQ(resumed->iter(), 3);
+    resumed->Step(2);
+    EXPECT_EQ(Weights(*resumed), Weights(*original));  // bitwise: same history, same steps
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(SolverTest, RestoresBvlcLeNetStateAtIteration5000) {
+  // BVLC Caffe's own snapshot: SGD momentum history of LeNet at 5,000.
+  SolverParameter param;
+  ReadProtoFromTextFile(CompatDir() + "/lenet_fashion/lenet_solver.prototxt", &param);
+  NetParameter net;
+  ReadProtoFromTextFile(CompatDir() + "/lenet_fashion/lenet_train_test.prototxt", &net);
+  // Feed it from memory: this test is about the state, not the data.
+  for (auto& layer : *net.mutable_layer()) {
+    if (layer.type() != "Data") continue;
+    const int batch = static_cast<int>(layer.data_param().batch_size());
+    layer.set_type("DummyData");
+    layer.clear_data_param();
+    layer.clear_transform_param();
+    DummyDataParameter* dummy = layer.mutable_dummy_data_param();
+    BlobShape* data = dummy->add_shape();
+    for (int d : {batch, 1, 28, 28}) data->add_dim(d);
+    dummy->add_shape()->add_dim(batch);
+  }
+  param.clear_net();
+  param.mutable_net_param()->CopyFrom(net);
+  param.set_snapshot_prefix("/tmp/crema_never_written");
+  SGDSolver<float> solver(param);
+  solver.Restore(CompatDir() + "/lenet_fashion/lenet_fashion_iter_5000.solverstate");
+  EXPECT_EQ(solver.iter(), 5000);
+  ASSERT_EQ(solver.history().size(), 8u);  // 4 layers x (weights, bias)
+  EXPECT_GT(solver.history()[0]->asum_data(), 0.f);
+  NetParameter trained;
+  ReadProtoFromBinaryFile(CompatDir() + "/lenet_fashion/lenet_fashion_iter_5000.caffemodel",
+                          &trained);
+  const Blob<float>* conv1 = solver.net()->learnable_params()[0];
+  EXPECT_EQ(conv1->cpu_data()[0], trained.layer(1).blobs(0).data(0));
+  EXPECT_NEAR(solver.GetLearningRate(), 0.01 * std::pow(1 + 0.0001 * 5000, -0.75), 1e-9);
+}
+
+}  // namespace
+}  // namespace crema
