@@ -198,12 +198,14 @@ TEST_F(DataReaderTest, DataLayerPerSolverSlices) {
     tops[rank] = {blobs[2 * rank].get(), blobs[2 * rank + 1].get()};
   }
   std::vector<Blob<float>*> bottom;
-  // Set up from two threads at once, as solver threads do.
+  // Set up from two threads at once, as solver threads do: each layer joins
+  // the reader with the rank of the thread that sets it up.
   boost::thread other([&] {
     Context::set_solver_count(2);
     Context::set_solver_rank(1);
     layers[1]->SetUp(bottom, tops[1]);
   });
+  Context::set_solver_rank(0);
   layers[0]->SetUp(bottom, tops[0]);
   other.join();
   for (int step = 0; step < 3; ++step) {
