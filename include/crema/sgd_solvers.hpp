@@ -27,7 +27,7 @@ class SGDSolver : public Solver<Dtype> {
   void ClipGradients();
   // Turns param_id's gradient into the step to subtract, updating history.
   virtual void ComputeUpdateValue(int param_id, Dtype rate);
-  void SnapshotSolverState(const std::string& model_filename) override;
+  void SnapshotSolverState(SolverState* state) override;
   void RestoreSolverState(const SolverState& state) override;
 
   // Adds one zeroed history blob per learnable parameter.

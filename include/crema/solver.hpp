@@ -30,8 +30,13 @@ class Solver {
   // Runs `iters` training iterations.
   void Step(int iters);
   // Restores weights and history from a .solverstate (or .solverstate.h5).
+  // A state written by Crema also holds the generator state and the Data
+  // layers' reader positions: then the nets are rebuilt with their readers
+  // starting where the saved run stood, so training continues bitwise as if
+  // it had not stopped. Call it before anything keeps pointers into the nets.
   void Restore(const std::string& state_file);
-  // Writes <prefix>_iter_N.caffemodel and .solverstate atomically.
+  // Writes <prefix>_iter_N.caffemodel and .solverstate (or .caffemodel.h5
+  // and .solverstate.h5), each to a temporary file renamed into place.
   void Snapshot();
   // Runs every test net for test_iter batches and logs the mean outputs.
   void TestAll();
@@ -59,10 +64,13 @@ class Solver {
  protected:
   // Scales, regularises and applies the gradients of one iteration.
   virtual void ApplyUpdate() = 0;
-  virtual void SnapshotSolverState(const std::string& model_filename) = 0;
+  // Adds the subclass's part (its history) to the state being written.
+  virtual void SnapshotSolverState(SolverState* state) = 0;
   virtual void RestoreSolverState(const SolverState& state) = 0;
 
   std::string SnapshotFilename(const std::string& extension) const;
+  // The training net, then the test nets.
+  std::vector<const Net<Dtype>*> AllNets() const;
   void Test(int test_net_id);
   void UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss);
 

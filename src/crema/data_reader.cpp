@@ -10,7 +10,8 @@ namespace crema {
 // one record to each in turn, forever, wrapping at the end.
 class DataReader::Body : public InternalThread {
  public:
-  Body(const LayerParameter& param, int solver_count)
+  // start: where a resumed run stands, or null for a fresh start.
+  Body(const LayerParameter& param, int solver_count, const DataReaderPosition* start)
       : param_(param), solver_count_(solver_count), new_pairs_("new reader queues", false) {
     const DataParameter& data = param_.data_param();
     CREMA_REQUIRE(!data.source().empty(),
@@ -24,11 +25,18 @@ class DataReader::Body : public InternalThread {
     }
     CREMA_REQUIRE(cursor_->valid(), "layer '" << param_.name() << "' (Data): the database "
                                               << data.source() << " holds no records");
-    // Skip a random number of records, so solvers of several runs start apart.
-    if (data.rand_skip()) {
+    if (start) {
+      LOG(INFO) << "Resuming layer '" << param_.name() << "' at record " << start->position()
+                << " of " << data.source();
+      start_position_ = start->position();
+      start_batches_ = start->batches();
+      SkipTo(start_position_);
+    } else if (data.rand_skip()) {
+      // Skip a random number of records, so solvers of several runs start apart.
       const unsigned skip = Context::rng()() % data.rand_skip();
       LOG(INFO) << "Skipping first " << skip << " data points.";
-      for (unsigned i = 0; i < skip; ++i) Advance();
+      start_position_ = skip;
+      SkipTo(skip);
     }
     StartInternalThread();
   }
@@ -36,6 +44,10 @@ class DataReader::Body : public InternalThread {
   ~Body() override { StopInternalThread(); }
 
   void Register(const std::shared_ptr<QueuePair>& pair) { new_pairs_.push(pair); }
+
+  uint64_t start_position() const { return start_position_; }
+  uint64_t start_batches() const { return start_batches_; }
+  int solver_count() const { return solver_count_; }
 
  protected:
   void InternalThreadEntry() override {
@@ -71,6 +83,22 @@ class DataReader::Body : public InternalThread {
     Advance();
   }
 
+  // Moves the cursor `count` records on from the first. A full pass counts
+  // the records once, so a far position costs at most two passes.
+  void SkipTo(uint64_t count) {
+    uint64_t size = 0;
+    for (; size < count; ++size) {
+      cursor_->Next();
+      if (!cursor_->valid()) {
+        cursor_->SeekToFirst();
+        ++size;
+        const uint64_t remaining = (count - size) % size;
+        for (uint64_t i = 0; i < remaining; ++i) Advance();
+        return;
+      }
+    }
+  }
+
   void Advance() {
     cursor_->Next();
     if (!cursor_->valid()) {
@@ -81,6 +109,8 @@ class DataReader::Body : public InternalThread {
 
   const LayerParameter param_;
   const int solver_count_;
+  uint64_t start_position_ = 0;
+  uint64_t start_batches_ = 0;
   std::unique_ptr<db::DB> db_;
   std::unique_ptr<db::Cursor> cursor_;
   BlockingQueue<std::shared_ptr<QueuePair>> new_pairs_;
@@ -97,6 +127,11 @@ template <typename Body>
 std::map<std::string, std::weak_ptr<Body>>& Bodies() {
   static std::map<std::string, std::weak_ptr<Body>> bodies;
   return bodies;
+}
+// Start positions for bodies not yet created (guarded by BodiesMutex).
+std::map<std::string, DataReaderPosition>& StartPositions() {
+  static std::map<std::string, DataReaderPosition> positions;
+  return positions;
 }
 }  // namespace
 
@@ -125,11 +160,13 @@ DataReader::DataReader(const LayerParameter& param) {
   // Only the training net runs in every solver; test nets exist in the root.
   const int solver_count = param.phase() == TRAIN ? Context::solver_count() : 1;
   boost::mutex::scoped_lock lock(BodiesMutex());
-  const std::string key = BodyKey(param);
-  std::weak_ptr<Body>& slot = Bodies<Body>()[key];
+  key_ = BodyKey(param);
+  std::weak_ptr<Body>& slot = Bodies<Body>()[key_];
   body_ = slot.lock();
   if (!body_) {
-    body_.reset(new Body(param, solver_count));
+    const auto start = StartPositions().find(key_);
+    body_.reset(new Body(param, solver_count,
+                         start == StartPositions().end() ? nullptr : &start->second));
     slot = body_;
   }
   body_->Register(queue_pair_);
@@ -145,6 +182,24 @@ DataReader::~DataReader() {
 }
 
 uint64_t DataReader::records_read() const { return queue_pair_->records.load(); }
+
+uint64_t DataReader::start_position() const { return body_->start_position(); }
+
+uint64_t DataReader::start_batches() const { return body_->start_batches(); }
+
+int DataReader::solver_count() const { return body_->solver_count(); }
+
+void DataReader::SetStartPositions(const std::vector<DataReaderPosition>& positions) {
+  boost::mutex::scoped_lock lock(BodiesMutex());
+  for (const DataReaderPosition& position : positions) {
+    StartPositions()[position.key()] = position;
+  }
+}
+
+void DataReader::ClearStartPositions() {
+  boost::mutex::scoped_lock lock(BodiesMutex());
+  StartPositions().clear();
+}
 
 std::string DataReader::failure_message() const { return body_->failure_message(); }
 

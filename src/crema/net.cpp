@@ -532,12 +532,6 @@ void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
   }
 }
 
-namespace {
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
 
 template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFrom(const std::string& trained_filename) {

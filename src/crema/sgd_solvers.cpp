@@ -87,15 +87,8 @@ void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-void SGDSolver<Dtype>::SnapshotSolverState(const std::string& model_filename) {
-  SolverState state;
-  state.set_iter(this->iter_);
-  state.set_learned_net(model_filename);
-  state.set_current_step(this->current_step_);
-  for (const auto& blob : history_) blob->ToProto(state.add_history());
-  const std::string state_filename = this->SnapshotFilename(".solverstate");
-  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
-  WriteProtoToBinaryFile(state, state_filename);
+void SGDSolver<Dtype>::SnapshotSolverState(SolverState* state) {
+  for (const auto& blob : history_) blob->ToProto(state->add_history());
 }
 
 template <typename Dtype>

@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <iomanip>
 
+#include "crema/data_reader.hpp"
+#include "crema/layers/data_layer.hpp"
 #include "crema/util/benchmark.hpp"
+#include "crema/util/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
 
@@ -282,26 +285,80 @@ std::string Solver<Dtype>::SnapshotFilename(const std::string& extension) const 
 template <typename Dtype>
 void Solver<Dtype>::Snapshot() {
   CHECK(Context::root_solver());
+  const bool hdf5 = param_.snapshot_format() == SolverParameter::HDF5;
   std::string model_filename;
-  if (param_.snapshot_format() == SolverParameter::HDF5) {
+  if (hdf5) {
     model_filename = SnapshotFilename(".caffemodel.h5");
+    LOG(INFO) << "Snapshotting to HDF5 file " << model_filename;
     net_->ToHDF5(model_filename, param_.snapshot_diff());
   } else {
     model_filename = SnapshotFilename(".caffemodel");
+    LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
     NetParameter net_param;
     net_->ToProto(&net_param, param_.snapshot_diff());
     WriteProtoToBinaryFile(net_param, model_filename);
   }
-  LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
-  SnapshotSolverState(model_filename);
+  SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_filename);
+  state.set_current_step(current_step_);
+  SnapshotSolverState(&state);
+  state.set_rng_state(Context::rng().State());
+  for (const auto* net : AllNets()) {
+    for (const auto& layer : net->layers()) {
+      if (const auto* data = dynamic_cast<const DataLayer<Dtype>*>(layer.get())) {
+        *state.add_data_position() = data->ResumePosition();
+      }
+    }
+  }
+  const std::string state_filename = SnapshotFilename(hdf5 ? ".solverstate.h5" : ".solverstate");
+  if (hdf5) {
+    LOG(INFO) << "Snapshotting solver state to HDF5 file " << state_filename;
+    WriteSolverStateToHDF5(state_filename, state);
+  } else {
+    LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
+    WriteProtoToBinaryFile(state, state_filename);
+  }
+}
+
+template <typename Dtype>
+std::vector<const Net<Dtype>*> Solver<Dtype>::AllNets() const {
+  std::vector<const Net<Dtype>*> nets{net_.get()};
+  for (const auto& test_net : test_nets_) nets.push_back(test_net.get());
+  return nets;
 }
 
 template <typename Dtype>
 void Solver<Dtype>::Restore(const std::string& state_file) {
   SolverState state;
-  ReadProtoFromBinaryFile(state_file, &state);
+  if (EndsWith(state_file, ".h5")) {
+    ReadSolverStateFromHDF5(state_file, &state);
+  } else {
+    ReadProtoFromBinaryFile(state_file, &state);
+  }
   iter_ = state.iter();
   current_step_ = state.current_step();
+  if (state.data_position_size() > 0) {
+    // Rebuild the nets exactly as the constructor did (same seed, same
+    // draws), their readers starting where the saved run stood.
+    LOG(INFO) << "Rebuilding the nets to resume their data readers";
+    net_.reset();
+    test_nets_.clear();
+    if (param_.random_seed() >= 0) {
+      Context::set_random_seed(static_cast<uint64_t>(param_.random_seed()) +
+                               Context::solver_rank());
+    }
+    DataReader::SetStartPositions(
+        std::vector<DataReaderPosition>(state.data_position().begin(), state.data_position().end()));
+    try {
+      InitTrainNet();
+      if (Context::root_solver()) InitTestNets();
+    } catch (...) {
+      DataReader::ClearStartPositions();
+      throw;
+    }
+    DataReader::ClearStartPositions();
+  }
   if (state.has_learned_net()) {
     // A relative learned_net is looked for beside the state file first.
     std::string model = state.learned_net();
@@ -314,6 +371,7 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
     net_->CopyTrainedLayersFrom(model);
   }
   RestoreSolverState(state);
+  if (state.has_rng_state()) Context::rng().SetState(state.rng_state());
 }
 
 INSTANTIATE_CLASS(Solver);

@@ -61,6 +61,8 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public InternalThr
   // How many times Forward had to wait for a batch (the pipeline was slower
   // than the net).
   size_t waits() const { return prefetch_full_.starved_count(); }
+  // Batches Forward has taken (plus, after a resume, those taken before it).
+  uint64_t batches_served() const { return batches_served_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -77,6 +79,7 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public InternalThr
   BlockingQueue<Batch<Dtype>*> prefetch_free_;
   BlockingQueue<Batch<Dtype>*> prefetch_full_;
   Batch<Dtype>* prefetch_current_ = nullptr;
+  uint64_t batches_served_ = 0;
 
  private:
   // Waits for the next full batch; a failed prefetch thread is a user error

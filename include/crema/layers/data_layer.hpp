@@ -27,6 +27,9 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   bool ShareInParallel() const override { return false; }
 
   const DataReader& reader() const { return *reader_; }
+  // Where a resumed run must start this layer's reader so that it serves
+  // next what this layer would have served next.
+  DataReaderPosition ResumePosition() const;
 
  protected:
   void load_batch(Batch<Dtype>* batch) override;
@@ -36,6 +39,11 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   Datum* NextRecord();
 
   std::unique_ptr<DataReader> reader_;
+  // Each batch's random transformations (mirror, crop) are drawn from a
+  // generator seeded by this and the batch's number, so a resumed run
+  // transforms batch k exactly as the uninterrupted run did.
+  uint64_t transform_seed_ = 0;
+  uint64_t batches_loaded_ = 0;  // on the prefetch thread only
 };
 
 }  // namespace crema

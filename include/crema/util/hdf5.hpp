@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crema/blob.hpp"
+#include "crema/proto/crema.pb.h"
 
 namespace crema {
 
@@ -32,6 +33,16 @@ void WriteNetParamsToHDF5(
 template <typename Dtype>
 void HDF5LoadDataset(long file_id, const std::string& filename, const std::string& name,
                      int min_dim, int max_dim, Blob<Dtype>* blob);
+
+// A solver state as HDF5 (snapshot_format: HDF5): scalar datasets "iter" and
+// "current_step", a string dataset "learned_net", a group "history" with one
+// dataset per history blob ("0", "1", ...), as Caffe lays it out; Crema's
+// resume fields (generator state, reader positions) go in one string dataset
+// "crema_resume" holding them as a serialised SolverState. Written atomically.
+void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state);
+// Reads either layout (with or without "crema_resume"); a missing or
+// malformed file is a user error naming it.
+void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state);
 
 }  // namespace crema
 

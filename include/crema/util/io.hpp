@@ -26,6 +26,9 @@ void WriteFileAtomically(const std::string& filename, const std::string& content
 
 bool FileExists(const std::string& filename);
 
+// Whether a file name ends with an extension such as ".h5".
+bool EndsWith(const std::string& text, const std::string& suffix);
+
 }  // namespace crema
 
 #endif  // CREMA_UTIL_IO_HPP_

@@ -98,6 +98,7 @@ template <typename Dtype>
 Batch<Dtype>* BasePrefetchingDataLayer<Dtype>::NextBatch() {
   if (prefetch_current_) prefetch_free_.push(prefetch_current_);
   prefetch_current_ = prefetch_full_.pop();
+  if (prefetch_current_) ++batches_served_;
   if (!prefetch_current_) {
     prefetch_full_.push(nullptr);  // every later Forward fails the same way
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (" << this->type()

@@ -27,6 +27,10 @@ template <typename Dtype>
 void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                       const std::vector<Blob<Dtype>*>& top) {
   reader_.reset(new DataReader(this->layer_param_));
+  const uint64_t high = Context::rng()();
+  transform_seed_ = (high << 32) | Context::rng()();
+  this->batches_served_ = reader_->start_batches();
+  batches_loaded_ = reader_->start_batches();
   const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
   // The first record gives the shape; peeking leaves it first in the queue.
   Datum* first = reader_->full().peek();
@@ -56,6 +60,8 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   const int item_size = batch->data_.count(1);
   Dtype* data = batch->data_.mutable_cpu_data();
   Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
+  // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
+  Context::set_random_seed(transform_seed_ + batches_loaded_++ * 0x9E3779B97F4A7C15ULL);
   for (int item = 0; item < batch_size; ++item) {
     Datum* datum = NextRecord();
     try {
@@ -72,6 +78,20 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
     if (label) label[item] = static_cast<Dtype>(datum->label());
     reader_->free().push(datum);
   }
+}
+
+template <typename Dtype>
+DataReaderPosition DataLayer<Dtype>::ResumePosition() const {
+  // The records of the batches served are consumed; those prefetched are not.
+  // Every solver of the reader takes one record per round, so the round
+  // after the consumed ones starts at start + consumed * solvers.
+  const uint64_t batch_size = this->layer_param_.data_param().batch_size();
+  const uint64_t consumed = (this->batches_served_ - reader_->start_batches()) * batch_size;
+  DataReaderPosition position;
+  position.set_key(reader_->key());
+  position.set_position(reader_->start_position() + consumed * reader_->solver_count());
+  position.set_batches(this->batches_served_);
+  return position;
 }
 
 INSTANTIATE_CLASS(DataLayer);

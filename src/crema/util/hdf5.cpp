@@ -3,7 +3,9 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <type_traits>
 
 #include "crema/common.hpp"
@@ -163,6 +165,150 @@ void HDF5LoadDataset(long file_id, const std::string& filename, const std::strin
   CREMA_REQUIRE(H5Dread(dataset.get(), NativeType<Dtype>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
                         blob->mutable_cpu_data()) >= 0,
                 filename << " dataset '" << name << "': read failed (is it numeric?)");
+}
+
+namespace {
+
+void WriteScalar(hid_t file, const char* name, int value, const std::string& where) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle dataset(H5Dcreate2(file, name, H5T_NATIVE_INT, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT),
+                 H5Dclose);
+  CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL,
+                                         H5P_DEFAULT, &value) >= 0,
+                where << ": cannot write '" << name << "'");
+}
+
+// A fixed-length byte string (it may hold zero bytes: serialised protobuf).
+void WriteString(hid_t file, const char* name, const std::string& value,
+                 const std::string& where) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), std::max<size_t>(value.size(), 1));
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle dataset(H5Dcreate2(file, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT),
+                 H5Dclose);
+  std::string padded = value.empty() ? std::string(1, '\0') : value;
+  CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL,
+                                         H5P_DEFAULT, padded.data()) >= 0,
+                where << ": cannot write '" << name << "'");
+}
+
+int ReadScalar(hid_t file, const char* name, const std::string& where) {
+  Handle dataset(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+  CREMA_REQUIRE(dataset.ok(), where << ": no dataset '" << name << "' (not a solver state?)");
+  int value = 0;
+  CREMA_REQUIRE(H5Dread(dataset.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) >= 0,
+                where << ": cannot read '" << name << "' as an integer");
+  return value;
+}
+
+std::string ReadString(hid_t file, const char* name, const std::string& where) {
+  Handle dataset(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+  CREMA_REQUIRE(dataset.ok(), where << ": no dataset '" << name << "'");
+  Handle type(H5Dget_type(dataset.get()), H5Tclose);
+  CREMA_REQUIRE(H5Tget_class(type.get()) == H5T_STRING && !H5Tis_variable_str(type.get()),
+                where << ": dataset '" << name << "' is not a fixed-length string");
+  std::string value(H5Tget_size(type.get()), '\0');
+  CREMA_REQUIRE(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value[0]) >= 0,
+                where << ": cannot read '" << name << "'");
+  // Caffe writes null-terminated strings; a serialised proto keeps its bytes.
+  if (H5Tget_strpad(type.get()) == H5T_STR_NULLTERM) value.resize(std::strlen(value.c_str()));
+  return value;
+}
+
+}  // namespace
+
+void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state) {
+  SilenceHdf5();
+  const std::string temporary = filename + ".tmp-" + std::to_string(getpid());
+  {
+    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    CREMA_REQUIRE(file.ok(), temporary << ": cannot create HDF5 file");
+    WriteScalar(file.get(), "iter", state.iter(), temporary);
+    WriteString(file.get(), "learned_net", state.learned_net(), temporary);
+    WriteScalar(file.get(), "current_step", state.current_step(), temporary);
+    Handle history(H5Gcreate2(file.get(), "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose);
+    CREMA_REQUIRE(history.ok(), temporary << ": cannot create group 'history'");
+    for (int i = 0; i < state.history_size(); ++i) {
+      const BlobProto& blob = state.history(i);
+      std::vector<hsize_t> dims(blob.shape().dim().begin(), blob.shape().dim().end());
+      const bool is_double = blob.double_data_size() > 0;
+      const hid_t type = is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                   H5Sclose);
+      Handle dataset(H5Dcreate2(history.get(), std::to_string(i).c_str(), type, space.get(),
+                                H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                     H5Dclose);
+      const void* values = is_double ? static_cast<const void*>(blob.double_data().data())
+                                     : static_cast<const void*>(blob.data().data());
+      CREMA_REQUIRE(dataset.ok() &&
+                        H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
+                    temporary << ": cannot write history blob " << i);
+    }
+    SolverState resume;
+    resume.set_rng_state(state.rng_state());
+    resume.mutable_data_position()->CopyFrom(state.data_position());
+    WriteString(file.get(), "crema_resume", resume.SerializeAsString(), temporary);
+    H5Fflush(file.get(), H5F_SCOPE_GLOBAL);
+  }
+  if (std::rename(temporary.c_str(), filename.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    CREMA_FAIL(filename << ": cannot write file");
+  }
+}
+
+void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
+  SilenceHdf5();
+  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+  Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
+  state->Clear();
+  state->set_iter(ReadScalar(file.get(), "iter", filename));
+  if (H5Lexists(file.get(), "learned_net", H5P_DEFAULT) > 0) {
+    state->set_learned_net(ReadString(file.get(), "learned_net", filename));
+  }
+  if (H5Lexists(file.get(), "current_step", H5P_DEFAULT) > 0) {
+    state->set_current_step(ReadScalar(file.get(), "current_step", filename));
+  }
+  Handle history(H5Gopen2(file.get(), "history", H5P_DEFAULT), H5Gclose);
+  CREMA_REQUIRE(history.ok(), filename << ": no group 'history' (not a solver state?)");
+  H5G_info_t info;
+  H5Gget_info(history.get(), &info);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const std::string name = std::to_string(i);
+    Handle dataset(H5Dopen2(history.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    CREMA_REQUIRE(dataset.ok(), filename << ": history blob '" << name << "' is missing");
+    const std::vector<hsize_t> dims = DatasetShape(dataset.get());
+    BlobProto* blob = state->add_history();
+    hsize_t count = 1;
+    for (hsize_t d : dims) {
+      blob->mutable_shape()->add_dim(static_cast<int64_t>(d));
+      count *= d;
+    }
+    Handle type(H5Dget_type(dataset.get()), H5Tclose);
+    const bool is_double = H5Tget_class(type.get()) == H5T_FLOAT && H5Tget_size(type.get()) == 8;
+    void* target;
+    if (is_double) {
+      blob->mutable_double_data()->Resize(static_cast<int>(count), 0.0);
+      target = blob->mutable_double_data()->mutable_data();
+    } else {
+      blob->mutable_data()->Resize(static_cast<int>(count), 0.0f);
+      target = blob->mutable_data()->mutable_data();
+    }
+    CREMA_REQUIRE(H5Dread(dataset.get(), is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
+                          H5S_ALL, H5S_ALL, H5P_DEFAULT, target) >= 0,
+                  filename << ": cannot read history blob '" << name << "'");
+  }
+  if (H5Lexists(file.get(), "crema_resume", H5P_DEFAULT) > 0) {
+    SolverState resume;
+    CREMA_REQUIRE(resume.ParseFromString(ReadString(file.get(), "crema_resume", filename)),
+                  filename << ": dataset 'crema_resume' is not a serialised SolverState");
+    state->set_rng_state(resume.rng_state());
+    state->mutable_data_position()->CopyFrom(resume.data_position());
+  }
 }
 
 #define INSTANTIATE_HDF5(Dtype)                                                                \

@@ -124,4 +124,9 @@ void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::s
   WriteFileAtomically(filename, bytes);
 }
 
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace crema

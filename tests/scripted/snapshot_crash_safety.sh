@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# What a crash or a Ctrl-C does to a training run's snapshots:
+#  1. SIGKILL, again and again, while snapshots are being written (a net whose
+#     snapshot takes most of each iteration, snapshot: 1): after every kill the
+#     newest solver state must resume and its weights must load.
+#  2. SIGHUP snapshots and goes on; SIGINT snapshots and exits with status 0.
+#   snapshot_crash_safety.sh CREMA
+set -euo pipefail
+shopt -s nullglob
+crema=$1
+work=$(mktemp -d /tmp/crema_crash_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cat >net.prototxt <<'NET'
+name: "crash"
+layer { name: "data" type: "DummyData" top: "x" top: "y"
+  dummy_data_param { shape { dim: 1 dim: 1000 } shape { dim: 1 dim: 1000 }
+    data_filler { type: "gaussian" } data_filler { type: "gaussian" } } }
+layer { name: "fc" type: "InnerProduct" bottom: "x" top: "p"
+  inner_product_param { num_output: 1000 weight_filler { type: "gaussian" std: 0.01 } } }
+layer { name: "loss" type: "EuclideanLoss" bottom: "p" bottom: "y" top: "loss" }
+NET
+solver() {  # max_iter snapshot prefix
+  printf 'net: "net.prototxt"\nbase_lr: 0.001\nmomentum: 0.9\nlr_policy: "fixed"\n'
+  printf 'display: 1\nmax_iter: %s\nsnapshot: %s\nsnapshot_prefix: "%s"\n' "$1" "$2" "$3"
+}
+solver 1000000 1 run >solver.prototxt
+# The files of a pattern, oldest iteration first.
+by_iter() { local files=($1); ((${#files[@]})) && printf '%s\n' "${files[@]}" | sort -t_ -k3 -n; }
+newest_state() { by_iter 'run_iter_*.solverstate' | tail -1; }
+
+kills=0 torn=0
+for round in $(seq 1 8); do
+  state=$(newest_state || true)
+  resume=()
+  [[ -n $state ]] && resume=(--snapshot="$state")
+  "$crema" train --solver=solver.prototxt "${resume[@]}" >"round$round.log" 2>&1 &
+  pid=$!
+  sleep "0.$((3 + RANDOM % 7))"
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: round $round: training ended before the kill"; tail -5 "round$round.log"; exit 1
+  fi
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || true
+  kills=$((kills + 1))
+  # A kill mid-write leaves a temporary file behind, never a torn snapshot.
+  leftovers=(*.tmp-*)
+  torn=$((torn + ${#leftovers[@]}))
+  rm -f -- "${leftovers[@]}"
+  state=$(newest_state || true)
+  [[ -n $state ]] || { echo "FAIL: round $round: no snapshot after the kill"; exit 1; }
+  # The newest state resumes (one more iteration, into another prefix) ...
+  iter=${state#run_iter_}
+  iter=${iter%.solverstate}
+  solver $((iter + 1)) 0 check >check_solver.prototxt
+  "$crema" train --solver=check_solver.prototxt --snapshot="$state" >check.log 2>&1 ||
+    { echo "FAIL: round $round: $state does not resume"; tail -5 check.log; exit 1; }
+  grep -q "Iteration $iter" check.log ||
+    { echo "FAIL: round $round: resuming $state did not continue at $iter"; exit 1; }
+  # ... and the newest weights load.
+  model=$(by_iter 'run_iter_*.caffemodel' | tail -1)
+  "$crema" test --model=net.prototxt --weights="$model" --iterations=1 >test.log 2>&1 ||
+    { echo "FAIL: round $round: $model does not load"; tail -5 test.log; exit 1; }
+  # Keep the folder small: only the newest two snapshots stay.
+  for old in $(by_iter 'run_iter_*.solverstate' | head -n -2); do
+    rm -f "$old" "${old%.solverstate}.caffemodel"
+  done
+  rm -f check_iter_*
+done
+echo "SIGKILL: $kills kills, $torn of them mid-write (temporary files left); the newest" \
+  "snapshot resumed and loaded every time"
+
+# SIGHUP: snapshot and go on; SIGINT: snapshot, stop, exit 0.
+solver 1000000 0 signal >signal_solver.prototxt
+"$crema" train --solver=signal_solver.prototxt >signal.log 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q "Iteration 5" signal.log && break; sleep 0.1; done
+kill -HUP "$pid"
+for _ in $(seq 1 100); do [[ -n $(by_iter 'signal_iter_*.solverstate') ]] && break; sleep 0.1; done
+kill -0 "$pid" || { echo "FAIL: SIGHUP stopped training"; exit 1; }
+hup_snapshots=$(by_iter 'signal_iter_*.solverstate' | wc -l)
+sleep 0.3
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status -eq 0 ]] || { echo "FAIL: SIGINT exit status $status"; tail -5 signal.log; exit 1; }
+grep -q "Optimization stopped early" signal.log || { echo "FAIL: no early stop logged"; exit 1; }
+[[ $(by_iter 'signal_iter_*.solverstate' | wc -l) -gt $hup_snapshots ]] ||
+  { echo "FAIL: SIGINT wrote no snapshot"; exit 1; }
+echo "SIGHUP: snapshot written, training went on; SIGINT: snapshot written, exit status 0"
