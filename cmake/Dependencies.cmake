@@ -35,3 +35,29 @@ if(CREMA_WITH_CUDA)
 else()
   list(APPEND CREMA_DEFINITIONS CPU_ONLY)
 endif()
+
+# CREMA_MPI: AUTO builds the multi-process path when Open MPI is installed
+# (libopenmpi-dev), ON requires it, OFF leaves it out. The binaries then also
+# run as one process outside mpirun.
+if(NOT CREMA_MPI STREQUAL "OFF")
+  find_package(MPI COMPONENTS CXX QUIET)
+  if(MPI_CXX_FOUND)
+    list(APPEND CREMA_DEPENDENCY_LIBS MPI::MPI_CXX)
+    list(APPEND CREMA_DEFINITIONS CREMA_MPI)
+    set(CREMA_WITH_MPI ON)
+  elseif(CREMA_MPI STREQUAL "ON")
+    message(FATAL_ERROR "CREMA_MPI=ON but MPI was not found (apt-get install libopenmpi-dev)")
+  endif()
+endif()
+
+# NCCL (beside the CUDA toolkit) averages gradients between GPUs; without it
+# a multi-GPU run averages them through host memory.
+if(CREMA_WITH_CUDA)
+  find_path(CREMA_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(CREMA_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+  if(CREMA_NCCL_INCLUDE AND CREMA_NCCL_LIBRARY)
+    list(APPEND CREMA_DEPENDENCY_LIBS ${CREMA_NCCL_LIBRARY})
+    list(APPEND CREMA_DEFINITIONS CREMA_NCCL)
+    set(CREMA_WITH_NCCL ON)
+  endif()
+endif()

@@ -11,12 +11,12 @@ packages=(
   libopenblas-dev
   liblmdb-dev libleveldb-dev libsnappy-dev
   libhdf5-dev zlib1g-dev
+  libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
   dataset-fashion-mnist
 )
-# Optional extras, asked for by environment: CREMA_WITH_MPI=1, CREMA_WITH_DNNL=1.
-[[ "${CREMA_WITH_MPI:-0}" == 1 ]] && packages+=(libopenmpi-dev openmpi-bin)
+# Optional extras, asked for by environment: CREMA_WITH_DNNL=1.
 [[ "${CREMA_WITH_DNNL:-0}" == 1 ]] && packages+=(libdnnl-dev)
 
 missing=()

@@ -45,7 +45,7 @@ else
   step "CUDA build skipped: no nvcc on this machine"
 fi
 
-thread_units="context;blocking_queue;internal_thread;thread_pool;data_reader"
+thread_units="context;blocking_queue;internal_thread;thread_pool;data_reader;parallel"
 step "ThreadSanitizer: $thread_units"
 configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_SANITIZE=thread -DCREMA_BUILD_TOOLS=OFF \
   -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCREMA_TEST_UNITS=$thread_units"

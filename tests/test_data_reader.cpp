@@ -29,6 +29,7 @@ class DataReaderTest : public ::testing::Test {
   }
   void TearDown() override {
     Context::set_solver_count(1);
+    Context::set_local_solver_count(1);
     Context::set_solver_rank(0);
     std::system(("rm -rf " + dir_).c_str());
   }
@@ -83,6 +84,7 @@ TEST_F(DataReaderTest, SolversReadDisjointInterleavedSlices) {
   const std::string source = MakeDB(12);
   constexpr int kSolvers = 3;
   Context::set_solver_count(kSolvers);
+  Context::set_local_solver_count(kSolvers);
   // Registered out of rank order: dealing still follows the ranks.
   std::vector<std::unique_ptr<DataReader>> readers(kSolvers);
   for (int rank : {2, 0, 1}) {
@@ -99,6 +101,23 @@ TEST_F(DataReaderTest, SolversReadDisjointInterleavedSlices) {
     }
   }
   EXPECT_EQ(seen.size(), 12u);  // together they cover the database once
+}
+
+// Two processes of two solvers each (MPI): this process runs ranks 2 and 3,
+// and its reader skips the records of ranks 0 and 1.
+TEST_F(DataReaderTest, ProcessReadsOnlyItsSolversRecords) {
+  const std::string source = MakeDB(12);
+  Context::set_solver_count(4);
+  Context::set_local_solver_count(2);
+  std::vector<std::unique_ptr<DataReader>> readers;
+  for (int rank : {2, 3}) {
+    Context::set_solver_rank(rank);
+    readers.emplace_back(new DataReader(DataParam(source, 2)));
+  }
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(TakeLabel(readers[0].get()), 4 * round + 2);
+    EXPECT_EQ(TakeLabel(readers[1].get()), 4 * round + 3);
+  }
 }
 
 TEST_F(DataReaderTest, SeparateSourcesGetSeparateBodies) {
@@ -125,14 +144,18 @@ TEST_F(DataReaderTest, StopsWhileBlockedOnAFullPipeline) {
 TEST_F(DataReaderTest, StopsWhileConsumerAndReaderAreBlocked) {
   const std::string source = MakeDB(20);
   Context::set_solver_count(2);
+  Context::set_local_solver_count(2);
   Context::set_solver_rank(0);
-  // Only one of two solvers registers: the reader waits for the other and
-  // the consumer (a prefetch thread, say) waits for data. Both must stop.
+  // Only one of two solvers registers: after rank 0's first record the
+  // reader waits for rank 1, and the consumer (a prefetch thread, say) waits
+  // for rank 0's second record. Both must stop.
   std::unique_ptr<DataReader> reader(new DataReader(DataParam(source, 1)));
   std::atomic<bool> interrupted{false};
   BlockingQueue<Datum*>& full = reader->full();
+  BlockingQueue<Datum*>& recycled = reader->free();
   boost::thread consumer([&] {
     try {
+      recycled.push(full.pop());
       full.pop();
     } catch (const boost::thread_interrupted&) {
       interrupted = true;
@@ -187,6 +210,7 @@ TEST_F(DataReaderTest, DataLayerServesBatchesInOrderAcrossWrapAround) {
 TEST_F(DataReaderTest, DataLayerPerSolverSlices) {
   const std::string source = MakeDB(8);
   Context::set_solver_count(2);
+  Context::set_local_solver_count(2);
   std::vector<std::unique_ptr<DataLayer<float>>> layers;
   std::vector<std::unique_ptr<Blob<float>>> blobs;
   std::vector<std::vector<Blob<float>*>> tops(2);
@@ -202,6 +226,7 @@ TEST_F(DataReaderTest, DataLayerPerSolverSlices) {
   // the reader with the rank of the thread that sets it up.
   boost::thread other([&] {
     Context::set_solver_count(2);
+    Context::set_local_solver_count(2);
     Context::set_solver_rank(1);
     layers[1]->SetUp(bottom, tops[1]);
   });

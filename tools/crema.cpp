@@ -1,10 +1,12 @@
 // The crema command-line tool: one binary, one command per action.
-//   crema train --solver=S [--weights=W | --snapshot=STATE] [--gpu=N]
+//   crema train --solver=S [--weights=W | --snapshot=STATE] [--gpu=0,1|all]
+//               [--solver_count=N]   (under mpirun: one such run per process)
 //   crema test --model=NET --weights=W [--iterations=50] [--gpu=N]
 //   crema time --model=NET [--iterations=50] [--phase=TRAIN] [--gpu=N]
 //   crema device_query [--gpu=N]
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/net.hpp"
+#include "crema/parallel.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
@@ -38,6 +41,9 @@ DEFINE_string(weights, "",
 DEFINE_string(snapshot, "", "A .solverstate to resume training from");
 DEFINE_string(sigint_effect, "stop", "What SIGINT (Ctrl-C) does while training: stop, snapshot, none");
 DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does while training: stop, snapshot, none");
+DEFINE_int32(solver_count, 1,
+             "train on the CPU with this many solver threads (data-parallel; with --gpu, one "
+             "solver per GPU instead)");
 DEFINE_int32(threads, 0, "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
 
 namespace {
@@ -247,18 +253,34 @@ int Train() {
     state->set_level(FLAGS_level);
     for (const std::string& stage : SplitList(FLAGS_stage)) state->add_stage(stage);
   }
-  LOG(INFO) << "Starting Optimization";
-  auto solver = crema::CreateSolver<float>(param);
+  const std::vector<int> gpus = GpuIds();
+  CREMA_REQUIRE(FLAGS_solver_count >= 1,
+                "--solver_count must be at least 1, got " << FLAGS_solver_count);
+  CREMA_REQUIRE(gpus.size() <= 1 || FLAGS_solver_count == 1,
+                "--gpu lists " << gpus.size() << " GPUs: that is one solver per GPU; "
+                               "leave --solver_count out");
+  const int local_solvers = gpus.size() > 1 ? static_cast<int>(gpus.size()) : FLAGS_solver_count;
   std::signal(SIGINT, HandleSignal);
   std::signal(SIGHUP, HandleSignal);
-  solver->SetActionFunction([on_sigint, on_sighup] {
+  auto poll_signals = [on_sigint, on_sighup] {
     const int signal = g_last_signal.exchange(0);
     if (signal == SIGINT) return on_sigint;
     if (signal == SIGHUP) return on_sighup;
     return crema::SolverAction::NONE;
-  });
-  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
-  solver->Solve(FLAGS_snapshot);
+  };
+  LOG(INFO) << "Starting Optimization";
+  if (local_solvers == 1 && crema::ProcessCount() == 1) {
+    auto solver = crema::CreateSolver<float>(param);
+    solver->SetActionFunction(poll_signals);
+    if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
+    solver->Solve(FLAGS_snapshot);
+    return 0;
+  }
+  crema::ParallelTrainer<float> trainer(param, local_solvers,
+                                        gpus.size() > 1 ? gpus : std::vector<int>());
+  trainer.SetActionFunction(poll_signals);
+  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, trainer.root_solver());
+  trainer.Run(FLAGS_snapshot);
   return 0;
 }
 RegisterCommand register_train("train", Train);
@@ -329,10 +351,16 @@ int main(int argc, char** argv) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
     return asked_for_help ? 0 : 1;
   }
+  // Under mpirun, the first process speaks for all (the others warn only).
+  if (crema::ProcessRank() > 0) FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
+  int status = 0;
   try {
-    return Commands()[argv[1]]();
+    status = Commands()[argv[1]]();
   } catch (const crema::Error& error) {
     LOG(ERROR) << error.what();
+    crema::AbortProcesses(1);  // the other processes would wait for this one
     return 1;
   }
+  crema::FinalizeProcesses();
+  return status;
 }

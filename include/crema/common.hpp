@@ -101,6 +101,10 @@ class Context {
   static void set_solver_rank(int rank) { Get().solver_rank_ = rank; }
   static bool root_solver() { return Get().root_solver_; }
   static void set_root_solver(bool root) { Get().root_solver_ = root; }
+  // Solvers of this process (solver_count() counts those of every process);
+  // this process runs ranks [solver_rank() / local * local, ... + local).
+  static int local_solver_count() { return Get().local_solver_count_; }
+  static void set_local_solver_count(int count) { Get().local_solver_count_ = count; }
   static bool multiprocess() { return Get().multiprocess_; }
   static void set_multiprocess(bool multiprocess) { Get().multiprocess_ = multiprocess; }
 
@@ -127,6 +131,7 @@ class Context {
   int device_ = 0;
   int solver_count_ = 1;
   int solver_rank_ = 0;
+  int local_solver_count_ = 1;
   bool root_solver_ = true;
   bool multiprocess_ = false;
   uint64_t seed_ = 0;

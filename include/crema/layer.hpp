@@ -5,7 +5,6 @@
 #ifndef CREMA_LAYER_HPP_
 #define CREMA_LAYER_HPP_
 
-#include <boost/thread/mutex.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "crema/layer_factory.hpp"
 #include "crema/proto/crema.pb.h"
 #include "crema/util/math_functions.hpp"
+#include "crema/util/turnstile.hpp"
 
 namespace crema {
 
@@ -105,10 +105,12 @@ class Layer {
 
   // A layer that cannot be split per solver (it holds the one copy of some
   // data) returns true; data-parallel training then builds it once and lets
-  // the solvers pass through its Forward one at a time.
+  // the solvers pass through its Forward one at a time, in rank order.
   virtual bool ShareInParallel() const { return false; }
-  bool IsShared() const { return is_shared_; }
-  void SetShared(bool is_shared);
+  bool IsShared() const { return static_cast<bool>(forward_turn_); }
+  // Shares the layer between the `solvers` solver threads of this process
+  // (solvers <= 1: not shared).
+  void SetShared(int solvers);
 
  protected:
   virtual void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -139,9 +141,8 @@ class Layer {
   std::vector<Dtype> loss_;
 
  private:
-  bool is_shared_ = false;
-  // Held by Forward when the layer is shared between solver threads.
-  std::unique_ptr<boost::mutex> forward_mutex_;
+  // Orders the solver threads through Forward when the layer is shared.
+  std::unique_ptr<Turnstile> forward_turn_;
 
   DISABLE_COPY_AND_ASSIGN(Layer);
 };

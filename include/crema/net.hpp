@@ -21,7 +21,9 @@ namespace crema {
 template <typename Dtype>
 class Net {
  public:
-  explicit Net(const NetParameter& param);
+  // root_net: in data-parallel training, the root solver's training net;
+  // layers that ShareInParallel() are then taken from it instead of built.
+  explicit Net(const NetParameter& param, const Net* root_net = nullptr);
   // Reads (and upgrades) a prototxt and builds it for the given phase, level
   // and stages.
   Net(const std::string& param_file, Phase phase, int level = 0,
@@ -130,7 +132,7 @@ class Net {
   void add_after_backward(LayerCallback callback) { after_backward_.push_back(callback); }
 
  private:
-  void Init(const NetParameter& param);
+  void Init(const NetParameter& param, const Net* root_net);
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,

@@ -16,7 +16,7 @@ namespace crema {
 template <typename Dtype>
 class SGDSolver : public Solver<Dtype> {
  public:
-  explicit SGDSolver(const SolverParameter& param);
+  explicit SGDSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
   const char* type() const override { return "SGD"; }
   const std::vector<std::shared_ptr<Blob<Dtype>>>& history() const { return history_; }
 
@@ -29,6 +29,7 @@ class SGDSolver : public Solver<Dtype> {
   virtual void ComputeUpdateValue(int param_id, Dtype rate);
   void SnapshotSolverState(SolverState* state) override;
   void RestoreSolverState(const SolverState& state) override;
+  void CopyHistoryFrom(const Solver<Dtype>& other) override;
 
   // Adds one zeroed history blob per learnable parameter.
   void AddHistorySet();
@@ -41,7 +42,9 @@ class SGDSolver : public Solver<Dtype> {
 template <typename Dtype>
 class NesterovSolver : public SGDSolver<Dtype> {
  public:
-  explicit NesterovSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {}
+  explicit NesterovSolver(const SolverParameter& param,
+                          const Solver<Dtype>* root_solver = nullptr)
+      : SGDSolver<Dtype>(param, root_solver) {}
   const char* type() const override { return "Nesterov"; }
 
  protected:
@@ -51,7 +54,7 @@ class NesterovSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaGradSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaGradSolver(const SolverParameter& param);
+  explicit AdaGradSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
   const char* type() const override { return "AdaGrad"; }
 
  protected:
@@ -61,7 +64,7 @@ class AdaGradSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class RMSPropSolver : public SGDSolver<Dtype> {
  public:
-  explicit RMSPropSolver(const SolverParameter& param);
+  explicit RMSPropSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
   const char* type() const override { return "RMSProp"; }
 
  protected:
@@ -71,7 +74,7 @@ class RMSPropSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaDeltaSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaDeltaSolver(const SolverParameter& param);
+  explicit AdaDeltaSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
   const char* type() const override { return "AdaDelta"; }
 
  protected:
@@ -81,7 +84,7 @@ class AdaDeltaSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdamSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdamSolver(const SolverParameter& param);
+  explicit AdamSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
   const char* type() const override { return "Adam"; }
 
  protected:
@@ -89,9 +92,11 @@ class AdamSolver : public SGDSolver<Dtype> {
 };
 
 // The solver param.type() names (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta,
-// Adam); an unknown type is a user error listing the known ones.
+// Adam); an unknown type is a user error listing the known ones. root_solver:
+// see Solver.
 template <typename Dtype>
-std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param);
+std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
+                                            const Solver<Dtype>* root_solver = nullptr);
 
 }  // namespace crema
 

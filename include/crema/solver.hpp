@@ -21,7 +21,10 @@ enum class SolverAction { NONE, STOP, SNAPSHOT };
 template <typename Dtype>
 class Solver {
  public:
-  explicit Solver(const SolverParameter& param);
+  // root_solver: in data-parallel training, the root (rank 0) solver, whose
+  // training net lends this one its shared layers; null otherwise. The
+  // calling thread's Context says the solver's rank and whether it is root.
+  explicit Solver(const SolverParameter& param, const Solver* root_solver = nullptr);
   virtual ~Solver() = default;
 
   // Trains to max_iter (from a solver state if resume_file is given),
@@ -48,6 +51,10 @@ class Solver {
   Dtype smoothed_loss() const { return smoothed_loss_; }
   virtual const char* type() const { return ""; }
 
+  // Takes another solver's iteration, step, weights and history (a worker
+  // starting from the root's state in data-parallel training).
+  void CopyStateFrom(const Solver& other);
+
   // Polled once per iteration; STOP and SNAPSHOT are acted upon.
   void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
 
@@ -67,6 +74,7 @@ class Solver {
   // Adds the subclass's part (its history) to the state being written.
   virtual void SnapshotSolverState(SolverState* state) = 0;
   virtual void RestoreSolverState(const SolverState& state) = 0;
+  virtual void CopyHistoryFrom(const Solver& other) = 0;
 
   std::string SnapshotFilename(const std::string& extension) const;
   // The training net, then the test nets.
@@ -85,6 +93,7 @@ class Solver {
   std::vector<std::function<void()>> on_gradients_ready_;
   std::vector<std::function<void()>> on_start_;
   bool requested_early_exit_ = false;
+  const Solver* root_solver_;
 
  private:
   void InitTrainNet();

@@ -5,14 +5,21 @@
 
 namespace crema {
 
-// The thread that owns the database cursor. It waits until every solver of
-// the phase has registered its queue pair, orders them by rank, then deals
-// one record to each in turn, forever, wrapping at the end.
+// The thread that owns the database cursor. Every solver of every process
+// takes one record per round, in rank order; this process's solvers get theirs
+// through their queue pairs (each waited for when first needed, so rank 0 is
+// served while the others are still being built), the other processes'
+// records are skipped. The database wraps at its end.
 class DataReader::Body : public InternalThread {
  public:
   // start: where a resumed run stands, or null for a fresh start.
-  Body(const LayerParameter& param, int solver_count, const DataReaderPosition* start)
-      : param_(param), solver_count_(solver_count), new_pairs_("new reader queues", false) {
+  Body(const LayerParameter& param, int solver_count, int first_local, int local_count,
+       const DataReaderPosition* start)
+      : param_(param),
+        solver_count_(solver_count),
+        first_local_(first_local),
+        local_count_(local_count),
+        new_pairs_("new reader queues", false) {
     const DataParameter& data = param_.data_param();
     CREMA_REQUIRE(!data.source().empty(),
                   "layer '" << param_.name() << "' (Data): data_param.source is not set");
@@ -51,18 +58,25 @@ class DataReader::Body : public InternalThread {
 
  protected:
   void InternalThreadEntry() override {
-    std::vector<std::shared_ptr<QueuePair>> pairs;
-    for (int i = 0; i < solver_count_; ++i) pairs.push_back(new_pairs_.pop());
-    std::sort(pairs.begin(), pairs.end(),
-              [](const std::shared_ptr<QueuePair>& a, const std::shared_ptr<QueuePair>& b) {
-                return a->rank < b->rank;
-              });
-    {
-      boost::mutex::scoped_lock lock(pairs_mutex_);
-      pairs_ = pairs;
-    }
+    std::vector<std::shared_ptr<QueuePair>> pairs(local_count_);
     while (!must_stop()) {
-      for (auto& pair : pairs) ReadOne(pair.get());
+      for (int rank = 0; rank < solver_count_; ++rank) {
+        const int local = rank - first_local_;
+        if (local < 0 || local >= local_count_) {
+          Advance();  // another process's record
+          continue;
+        }
+        while (!pairs[local]) {
+          std::shared_ptr<QueuePair> pair = new_pairs_.pop();
+          const int index = pair->rank - first_local_;
+          CHECK(index >= 0 && index < local_count_) << "solver rank " << pair->rank
+                                                    << " does not belong to this process";
+          pairs[index] = pair;
+          boost::mutex::scoped_lock lock(pairs_mutex_);
+          pairs_.push_back(pair);
+        }
+        ReadOne(pairs[local].get());
+      }
     }
   }
 
@@ -108,7 +122,9 @@ class DataReader::Body : public InternalThread {
   }
 
   const LayerParameter param_;
-  const int solver_count_;
+  const int solver_count_;  // every process's solvers
+  const int first_local_;   // the first rank of this process
+  const int local_count_;   // this process's solvers
   uint64_t start_position_ = 0;
   uint64_t start_batches_ = 0;
   std::unique_ptr<db::DB> db_;
@@ -155,17 +171,21 @@ DataReader::DataReader(const LayerParameter& param) {
   const int batch = static_cast<int>(param.data_param().batch_size());
   const int prefetch = static_cast<int>(param.data_param().prefetch());
   CREMA_REQUIRE(batch > 0, "layer '" << param.name() << "' (Data): batch_size must be positive");
-  queue_pair_.reset(new QueuePair(Context::solver_rank(), batch * std::max(prefetch, 1),
-                                  "layer '" + param.name() + "'"));
   // Only the training net runs in every solver; test nets exist in the root.
-  const int solver_count = param.phase() == TRAIN ? Context::solver_count() : 1;
+  const bool train = param.phase() == TRAIN;
+  const int rank = train ? Context::solver_rank() : 0;
+  const int solver_count = train ? Context::solver_count() : 1;
+  const int local_count = train ? std::max(1, Context::local_solver_count()) : 1;
+  const int first_local = rank / local_count * local_count;
+  queue_pair_.reset(
+      new QueuePair(rank, batch * std::max(prefetch, 1), "layer '" + param.name() + "'"));
   boost::mutex::scoped_lock lock(BodiesMutex());
   key_ = BodyKey(param);
   std::weak_ptr<Body>& slot = Bodies<Body>()[key_];
   body_ = slot.lock();
   if (!body_) {
     const auto start = StartPositions().find(key_);
-    body_.reset(new Body(param, solver_count,
+    body_.reset(new Body(param, solver_count, first_local, local_count,
                          start == StartPositions().end() ? nullptr : &start->second));
     slot = body_;
   }

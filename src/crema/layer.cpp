@@ -30,9 +30,10 @@ void Layer<Dtype>::SetUp(const std::vector<Blob<Dtype>*>& bottom,
 template <typename Dtype>
 Dtype Layer<Dtype>::Forward(const std::vector<Blob<Dtype>*>& bottom,
                             const std::vector<Blob<Dtype>*>& top) {
-  // A layer shared by several solver threads is entered by one at a time.
-  std::unique_ptr<boost::mutex::scoped_lock> lock;
-  if (is_shared_) lock.reset(new boost::mutex::scoped_lock(*forward_mutex_));
+  // A layer shared by several solver threads is entered by one at a time,
+  // in rank order (each solver's index within this process).
+  TurnstileGuard turn(forward_turn_.get(),
+                      Context::solver_rank() % std::max(1, Context::local_solver_count()));
   Dtype total_loss = 0;
   Reshape(bottom, top);
   const bool gpu = Context::mode() == Context::GPU;
@@ -93,10 +94,9 @@ void Layer<Dtype>::set_param_propagate_down(int param_id, bool value) {
 }
 
 template <typename Dtype>
-void Layer<Dtype>::SetShared(bool is_shared) {
-  CHECK(ShareInParallel() || !is_shared) << type() << " layers cannot be shared";
-  is_shared_ = is_shared;
-  if (is_shared_ && !forward_mutex_) forward_mutex_.reset(new boost::mutex());
+void Layer<Dtype>::SetShared(int solvers) {
+  CHECK(ShareInParallel() || solvers <= 1) << type() << " layers cannot be shared";
+  forward_turn_.reset(solvers > 1 ? new Turnstile(solvers) : nullptr);
 }
 
 namespace {

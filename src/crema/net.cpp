@@ -11,8 +11,8 @@
 namespace crema {
 
 template <typename Dtype>
-Net<Dtype>::Net(const NetParameter& param) {
-  Init(param);
+Net<Dtype>::Net(const NetParameter& param, const Net* root_net) {
+  Init(param, root_net);
 }
 
 template <typename Dtype>
@@ -26,11 +26,11 @@ Net<Dtype>::Net(const std::string& param_file, Phase phase, int level,
     for (const auto& stage : *stages) param.mutable_state()->add_stage(stage);
   }
   param.mutable_state()->set_level(level);
-  Init(param);
+  Init(param, nullptr);
 }
 
 template <typename Dtype>
-void Net<Dtype>::Init(const NetParameter& in_param) {
+void Net<Dtype>::Init(const NetParameter& in_param, const Net* root_net) {
   NetParameter upgraded(in_param);
   UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
   phase_ = upgraded.state().phase();
@@ -67,7 +67,17 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
                             << layer_param.bottom_size() << " bottoms; give one per bottom");
     CREMA_REQUIRE(layer_names_index_.count(layer_param.name()) == 0,
                   "two layers are named '" << layer_param.name() << "'; layer names must be unique");
-    layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+    // Data-parallel training: a training net's shareable layers exist once,
+    // built by the root solver's net and passed through in rank order.
+    const bool parallel = phase_ == TRAIN && Context::local_solver_count() > 1;
+    const bool from_root = parallel && root_net &&
+                           root_net->layers_[layer_id]->ShareInParallel();
+    if (from_root) {
+      CHECK_EQ(root_net->layer_names_[layer_id], layer_param.name());
+      layers_.push_back(root_net->layers_[layer_id]);
+    } else {
+      layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+    }
     layer_names_.push_back(layer_param.name());
     layer_names_index_[layer_param.name()] = layer_id;
     if (log) LOG(INFO) << "Creating layer " << layer_param.name() << " (" << layer_param.type() << ")";
@@ -94,7 +104,16 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
       }
     }
 
-    layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+    if (from_root) {
+      // Set up once, by the root; this net's tops take the root's shapes.
+      const auto& root_tops = root_net->top_vecs_[layer_id];
+      for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+        top_vecs_[layer_id][top_id]->ReshapeLike(*root_tops[top_id]);
+      }
+    } else {
+      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+      if (parallel && layer->ShareInParallel()) layer->SetShared(Context::local_solver_count());
+    }
     for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
       const int blob_id = top_id_vecs_[layer_id][top_id];
       if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {

@@ -7,7 +7,8 @@
 namespace crema {
 
 template <typename Dtype>
-SGDSolver<Dtype>::SGDSolver(const SolverParameter& param) : Solver<Dtype>(param) {
+SGDSolver<Dtype>::SGDSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
+    : Solver<Dtype>(param, root_solver) {
   AddHistorySet();
 }
 
@@ -102,6 +103,13 @@ void SGDSolver<Dtype>::RestoreSolverState(const SolverState& state) {
   }
 }
 
+template <typename Dtype>
+void SGDSolver<Dtype>::CopyHistoryFrom(const Solver<Dtype>& other) {
+  const auto& theirs = dynamic_cast<const SGDSolver<Dtype>&>(other).history_;
+  CHECK_EQ(theirs.size(), history_.size());
+  for (size_t i = 0; i < history_.size(); ++i) history_[i]->CopyFrom(*theirs[i]);
+}
+
 // v' = momentum * v + rate * g; step = (1 + momentum) * v' - momentum * v.
 template <typename Dtype>
 void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
@@ -119,7 +127,8 @@ void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
+    : SGDSolver<Dtype>(param, root_solver) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "AdaGrad takes no momentum; remove it");
 }
 
@@ -138,7 +147,8 @@ void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
+    : SGDSolver<Dtype>(param, root_solver) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "RMSProp takes no momentum; use rms_decay");
   CREMA_REQUIRE(this->param_.rms_decay() >= 0 && this->param_.rms_decay() < 1,
                 "RMSProp: rms_decay must be in [0, 1)");
@@ -159,7 +169,8 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
+    : SGDSolver<Dtype>(param, root_solver) {
   this->AddHistorySet();  // the running mean of squared updates
 }
 
@@ -183,7 +194,8 @@ void AdaDeltaSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdamSolver<Dtype>::AdamSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
+AdamSolver<Dtype>::AdamSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
+    : SGDSolver<Dtype>(param, root_solver) {
   this->AddHistorySet();  // the second moment
 }
 
@@ -210,14 +222,15 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param) {
+std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
+                                            const Solver<Dtype>* root_solver) {
   const std::string& type = param.type();
-  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param));
-  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param));
-  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param));
-  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param));
-  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param));
-  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param));
+  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, root_solver));
+  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param, root_solver));
+  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param, root_solver));
+  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param, root_solver));
+  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, root_solver));
+  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, root_solver));
   CREMA_FAIL("solver: unknown type '" << type
                                       << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam)");
 }
@@ -228,7 +241,9 @@ INSTANTIATE_CLASS(AdaGradSolver);
 INSTANTIATE_CLASS(RMSPropSolver);
 INSTANTIATE_CLASS(AdaDeltaSolver);
 INSTANTIATE_CLASS(AdamSolver);
-template std::unique_ptr<Solver<float>> CreateSolver<float>(const SolverParameter&);
-template std::unique_ptr<Solver<double>> CreateSolver<double>(const SolverParameter&);
+template std::unique_ptr<Solver<float>> CreateSolver<float>(const SolverParameter&,
+                                                            const Solver<float>*);
+template std::unique_ptr<Solver<double>> CreateSolver<double>(const SolverParameter&,
+                                                              const Solver<double>*);
 
 }  // namespace crema

@@ -14,7 +14,8 @@
 namespace crema {
 
 template <typename Dtype>
-Solver<Dtype>::Solver(const SolverParameter& param) : param_(param) {
+Solver<Dtype>::Solver(const SolverParameter& param, const Solver* root_solver)
+    : param_(param), root_solver_(root_solver) {
   UpgradeSolverAsNeeded("solver", &param_);
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
   CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
@@ -48,7 +49,7 @@ void Solver<Dtype>::InitTrainNet() {
   state.MergeFrom(net_param.state());
   state.MergeFrom(param_.train_state());
   net_param.mutable_state()->CopyFrom(state);
-  net_.reset(new Net<Dtype>(net_param));
+  net_.reset(new Net<Dtype>(net_param, root_solver_ ? root_solver_->net_.get() : nullptr));
 }
 
 template <typename Dtype>
@@ -179,7 +180,8 @@ void Solver<Dtype>::Step(int iters) {
         char eta_text[32];
         std::snprintf(eta_text, sizeof(eta_text), "%d:%02d:%02d", eta / 3600, eta / 60 % 60,
                       eta % 60);
-        LOG(INFO) << "    " << per_second * batch * param_.iter_size()
+        // Every solver trains on its own batch.
+        LOG(INFO) << "    " << per_second * batch * param_.iter_size() * Context::solver_count()
                   << " images/s, ETA " << eta_text;
       }
       display_timer.Start();
@@ -189,8 +191,8 @@ void Solver<Dtype>::Step(int iters) {
     ApplyUpdate();
     ++iter_;
     const SolverAction action = RequestedAction();
-    if ((param_.snapshot() && iter_ % param_.snapshot() == 0 && Context::root_solver()) ||
-        action == SolverAction::SNAPSHOT) {
+    if (Context::root_solver() && ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+                                   action == SolverAction::SNAPSHOT)) {
       Snapshot();
     }
     if (action == SolverAction::STOP) {
@@ -210,6 +212,8 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
     Restore(resume_file);
   }
   Step(param_.max_iter() - iter_);
+  // Only the root solver keeps the work and reports.
+  if (!Context::root_solver()) return;
   if (requested_early_exit_) {
     // Stopped by a signal: keep the work, then leave.
     Snapshot();
@@ -372,6 +376,17 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
   }
   RestoreSolverState(state);
   if (state.has_rng_state()) Context::rng().SetState(state.rng_state());
+}
+
+template <typename Dtype>
+void Solver<Dtype>::CopyStateFrom(const Solver& other) {
+  iter_ = other.iter_;
+  current_step_ = other.current_step_;
+  const auto& mine = net_->learnable_params();
+  const auto& theirs = other.net_->learnable_params();
+  CHECK_EQ(mine.size(), theirs.size());
+  for (size_t i = 0; i < mine.size(); ++i) mine[i]->CopyFrom(*theirs[i]);
+  CopyHistoryFrom(other);
 }
 
 INSTANTIATE_CLASS(Solver);
