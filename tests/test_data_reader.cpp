@@ -15,43 +15,24 @@
 #include "crema/layers/data_layer.hpp"
 #include "crema/util/db.hpp"
 #include "test_common.hpp"
+#include "test_scratch.hpp"
 
 namespace crema {
 namespace {
 
 // A database of `count` 1x2x2 records whose label is their index.
-class DataReaderTest : public ::testing::Test {
+class DataReaderTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/crema_reader_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
   void TearDown() override {
     Context::set_solver_count(1);
     Context::set_local_solver_count(1);
     Context::set_solver_rank(0);
-    std::system(("rm -rf " + dir_).c_str());
+    ScratchDirTest::TearDown();
   }
   std::string MakeDB(int count) {
     const std::string source = dir_ + "/db" + std::to_string(count);
-    auto db = db::GetDB("lmdb");
-    db->Open(source, db::NEW);
-    auto txn = db->NewTransaction();
-    for (int i = 0; i < count; ++i) {
-      Datum datum;
-      datum.set_channels(1);
-      datum.set_height(2);
-      datum.set_width(2);
-      datum.set_data(std::string(4, static_cast<char>(i % 256)));
-      datum.set_label(i);
-      char key[16];
-      snprintf(key, sizeof(key), "%08d", i);
-      std::string value;
-      datum.SerializeToString(&value);
-      txn->Put(key, value);
-    }
-    txn->Commit();
+    WriteDatumLMDB(
+        source, count, 2, 2, [](int i, int) { return i % 256; }, [](int i) { return i; });
     return source;
   }
   LayerParameter DataParam(const std::string& source, int batch, const std::string& name = "data") {
@@ -70,7 +51,6 @@ class DataReaderTest : public ::testing::Test {
     reader->free().push(datum);
     return label;
   }
-  std::string dir_;
 };
 
 TEST_F(DataReaderTest, OneSolverReadsInOrderAndWraps) {

@@ -11,18 +11,13 @@
 #include "crema/layers/hdf5_output_layer.hpp"
 #include "crema/layers/memory_data_layer.hpp"
 #include "test_common.hpp"
+#include "test_scratch.hpp"
 
 namespace crema {
 namespace {
 
-class HDF5DataLayerTest : public ::testing::Test {
+class HDF5DataLayerTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/crema_hdf5_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   // Writes `rows` rows of data [rows, 2, 3] = first + row index, and label.
   std::string WriteFile(const std::string& name, int rows, float first) {
     LayerParameter param;
@@ -40,7 +35,6 @@ class HDF5DataLayerTest : public ::testing::Test {
     EXPECT_EQ(output.rows_written(), rows);
     return dir_ + "/" + name;
   }
-  std::string dir_;
 };
 
 TEST_F(HDF5DataLayerTest, ReadsRowsInOrderAcrossFilesAndWraps) {

@@ -13,24 +13,18 @@
 #include "crema/proto/crema.pb.h"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_scratch.hpp"
 
 namespace crema {
 namespace {
 
-class IoTest : public ::testing::Test {
+class IoTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/crema_io_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   std::string Write(const std::string& name, const std::string& contents) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << contents;
     return path;
   }
-  std::string dir_;
 };
 
 std::string MessageOf(const std::function<void()>& action) {

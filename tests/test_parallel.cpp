@@ -18,9 +18,9 @@
 #include "crema/layers/dummy_data_layer.hpp"
 #include "crema/parallel.hpp"
 #include "crema/sgd_solvers.hpp"
-#include "crema/util/db.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_scratch.hpp"
 
 namespace crema {
 
@@ -60,37 +60,19 @@ namespace {
 using Probe = ConcurrencyProbeLayer<float>;
 using Weights = std::vector<std::vector<float>>;
 
-class ParallelTest : public ::testing::Test {
+class ParallelTest : public ScratchDirTest {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/crema_parallel_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    // 96 records: 50 iterations of 8 records wrap the database several times.
-    auto db = db::GetDB("lmdb");
-    db->Open(dir_ + "/train", db::NEW);
-    auto txn = db->NewTransaction();
-    for (int i = 0; i < 96; ++i) {
-      Datum datum;
-      datum.set_channels(1);
-      datum.set_height(8);
-      datum.set_width(8);
-      std::string pixels(64, '\0');
-      for (int p = 0; p < 64; ++p) pixels[p] = static_cast<char>((i * 29 + p * (i % 5 + 3)) % 256);
-      datum.set_data(pixels);
-      datum.set_label(i % 4);
-      char key[16];
-      snprintf(key, sizeof(key), "%08d", i);
-      txn->Put(key, datum.SerializeAsString());
-    }
-    txn->Commit();
+    ScratchDirTest::SetUp();
+    // 96 1x8x8 records: 50 iterations of 8 records wrap the database often.
+    WriteDatumLMDB(
+        dir_ + "/train", 96, 8, 8, [](int i, int p) { return (i * 29 + p * (i % 5 + 3)) % 256; },
+        [](int i) { return i % 4; });
     Probe::inside = 0;
     Probe::most_inside = 0;
     Probe::forwards = 0;
     Probe::fail_rank = -1;
   }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   // LeNet's layer kinds at a small size: conv, max-pool, inner product, ReLU,
   // inner product, softmax loss; SGD with momentum, weight decay, inv policy.
   SolverParameter LeNetLike(int batch, int max_iter = 50) const {
@@ -159,8 +141,6 @@ class ParallelTest : public ::testing::Test {
     }
     return worst;
   }
-
-  std::string dir_;
 };
 
 TEST_F(ParallelTest, TwoSolversAtBatchBEqualOneAtTwoB) {

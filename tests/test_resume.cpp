@@ -11,43 +11,23 @@
 
 #include "crema/data_reader.hpp"
 #include "crema/sgd_solvers.hpp"
-#include "crema/util/db.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_scratch.hpp"
 
 namespace crema {
 namespace {
 
-class ResumeTest : public ::testing::Test {
+class ResumeTest : public ScratchDirTest {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/crema_resume_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    MakeDB(dir_ + "/train", 37);  // not a multiple of the batch: reading wraps mid-batch
-    MakeDB(dir_ + "/test", 11);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
-  // `count` 1x6x6 images of varied pixels; labels 0..2.
-  static void MakeDB(const std::string& source, int count) {
-    auto db = db::GetDB("lmdb");
-    db->Open(source, db::NEW);
-    auto txn = db->NewTransaction();
-    for (int i = 0; i < count; ++i) {
-      Datum datum;
-      datum.set_channels(1);
-      datum.set_height(6);
-      datum.set_width(6);
-      std::string pixels(36, '\0');
-      for (int p = 0; p < 36; ++p) pixels[p] = static_cast<char>((i * 37 + p * 11) % 251);
-      datum.set_data(pixels);
-      datum.set_label(i % 3);
-      char key[16];
-      snprintf(key, sizeof(key), "%08d", i);
-      txn->Put(key, datum.SerializeAsString());
-    }
-    txn->Commit();
+    ScratchDirTest::SetUp();
+    // 1x6x6 images of varied pixels, labels 0..2. 37 training records, not a
+    // multiple of the batch: reading wraps mid-batch.
+    const auto pixel = [](int i, int p) { return (i * 37 + p * 11) % 251; };
+    const auto label = [](int i) { return i % 3; };
+    WriteDatumLMDB(dir_ + "/train", 37, 6, 6, pixel, label);
+    WriteDatumLMDB(dir_ + "/test", 11, 6, 6, pixel, label);
   }
 
   SolverParameter Param(const std::string& format) const {
@@ -87,7 +67,6 @@ class ResumeTest : public ::testing::Test {
     return weights;
   }
 
-  std::string dir_;
 };
 
 TEST_F(ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {

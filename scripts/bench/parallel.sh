@@ -39,17 +39,20 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 declare -A runs
 for round in $(seq 1 "$rounds"); do
   "$crema" train --solver="$work/solver64.prototxt" --threads=2 >"$work/one.log" 2>&1
-  runs[one]+="$(rate "$work/one.log") "
+  one=$(rate "$work/one.log")
   "$crema" train --solver="$work/solver32.prototxt" --threads=2 --solver_count=2 \
     >"$work/two.log" 2>&1
-  runs[two]+="$(rate "$work/two.log") "
+  two=$(rate "$work/two.log")
+  mpi=n/a
   if command -v mpirun >/dev/null && ldd "$crema" | grep -q libmpi; then
     mpirun --allow-run-as-root --oversubscribe -np 2 "$crema" train \
       --solver="$work/solver32.prototxt" --threads=1 >"$work/mpi.log" 2>&1
-    runs[mpi]+="$(rate "$work/mpi.log") "
+    mpi=$(rate "$work/mpi.log")
+    runs[mpi]+="$mpi "
   fi
-  echo "round $round: one ${runs[one]##* } two ${runs[two]##* } mpi ${runs[mpi]:-n/a}" |
-    sed 's/  */ /g'
+  runs[one]+="$one "
+  runs[two]+="$two "
+  echo "round $round: 1 solver $one, 2 solvers $two, mpirun -np 2 $mpi images/s"
 done
 one=$(tr ' ' '\n' <<<"${runs[one]}" | grep . | median)
 two=$(tr ' ' '\n' <<<"${runs[two]}" | grep . | median)

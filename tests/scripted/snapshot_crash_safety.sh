@@ -3,7 +3,8 @@
 #  1. SIGKILL, again and again, while snapshots are being written (a net whose
 #     snapshot takes most of each iteration, snapshot: 1): after every kill the
 #     newest solver state must resume and its weights must load.
-#  2. SIGHUP snapshots and goes on; SIGINT snapshots and exits with status 0.
+#  2. SIGHUP snapshots and goes on; SIGINT snapshots and exits with status 0,
+#     also with two solver threads (--solver_count=2).
 #   snapshot_crash_safety.sh CREMA
 set -euo pipefail
 shopt -s nullglob
@@ -88,3 +89,16 @@ grep -q "Optimization stopped early" signal.log || { echo "FAIL: no early stop l
 [[ $(by_iter 'signal_iter_*.solverstate' | wc -l) -gt $hup_snapshots ]] ||
   { echo "FAIL: SIGINT wrote no snapshot"; exit 1; }
 echo "SIGHUP: snapshot written, training went on; SIGINT: snapshot written, exit status 0"
+
+# The same stop with two solver threads: every solver stops, the root snapshots.
+"$crema" train --solver=signal_solver.prototxt --solver_count=2 >parallel.log 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q "Iteration 5" parallel.log && break; sleep 0.1; done
+before=$(by_iter 'signal_iter_*.solverstate' | wc -l)
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status -eq 0 ]] || { echo "FAIL: 2 solvers: SIGINT exit status $status"; tail -5 parallel.log; exit 1; }
+[[ $(by_iter 'signal_iter_*.solverstate' | wc -l) -gt $before ]] ||
+  { echo "FAIL: 2 solvers: SIGINT wrote no snapshot"; exit 1; }
+echo "2 solver threads: SIGINT: snapshot written, exit status 0"
