@@ -4,6 +4,7 @@
 #define CREMA_SYNCEDMEM_HPP_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "crema/common.hpp"
 
@@ -38,6 +39,10 @@ class SyncedMemory {
 
   SyncedHead head() const { return head_; }
   size_t size() const { return size_; }
+
+  // Host and device buffers allocated so far by this process: a steady-state
+  // training step must not add to it.
+  static uint64_t allocations();
 
  private:
   void CheckDevice();

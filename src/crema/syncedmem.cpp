@@ -1,11 +1,19 @@
 #include "crema/syncedmem.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 namespace crema {
 
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+uint64_t SyncedMemory::allocations() { return g_allocations.load(); }
+
 void MallocHost(void** ptr, size_t size, bool* use_cuda) {
+  ++g_allocations;
 #ifndef CPU_ONLY
   if (Context::mode() == Context::GPU) {
     CUDA_CHECK(cudaMallocHost(ptr, size));
@@ -91,6 +99,7 @@ void SyncedMemory::to_gpu() {
   switch (head_) {
     case UNINITIALIZED:
       CUDA_CHECK(cudaGetDevice(&device_));
+      ++g_allocations;
       CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
       CUDA_CHECK(cudaMemset(gpu_ptr_, 0, size_));
       head_ = HEAD_AT_GPU;
@@ -99,6 +108,7 @@ void SyncedMemory::to_gpu() {
     case HEAD_AT_CPU:
       if (!gpu_ptr_) {
         CUDA_CHECK(cudaGetDevice(&device_));
+        ++g_allocations;
         CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
         own_gpu_data_ = true;
       }
@@ -162,6 +172,7 @@ void SyncedMemory::async_gpu_push(const cudaStream_t& stream) {
   CHECK(head_ == HEAD_AT_CPU) << "async_gpu_push needs the newest data on the host";
   if (!gpu_ptr_) {
     CUDA_CHECK(cudaGetDevice(&device_));
+    ++g_allocations;
     CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
     own_gpu_data_ = true;
   }
