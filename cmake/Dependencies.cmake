@@ -61,3 +61,18 @@ if(CREMA_WITH_CUDA)
     set(CREMA_WITH_NCCL ON)
   endif()
 endif()
+
+# CREMA_DNNL: AUTO builds the oneDNN engine when Debian's libdnnl-dev is found,
+# ON requires it, OFF leaves it out. oneDNN runs its threads with OpenMP.
+if(NOT CREMA_DNNL STREQUAL "OFF")
+  find_path(CREMA_DNNL_INCLUDE dnnl.hpp)
+  find_library(CREMA_DNNL_LIBRARY dnnl)
+  find_package(OpenMP COMPONENTS CXX QUIET)
+  if(CREMA_DNNL_INCLUDE AND CREMA_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
+    list(APPEND CREMA_DEPENDENCY_LIBS ${CREMA_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
+    list(APPEND CREMA_DEFINITIONS CREMA_DNNL)
+    set(CREMA_WITH_DNNL ON)
+  elseif(CREMA_DNNL STREQUAL "ON")
+    message(FATAL_ERROR "CREMA_DNNL=ON but oneDNN was not found (apt-get install libdnnl-dev)")
+  endif()
+endif()

@@ -12,12 +12,11 @@ packages=(
   liblmdb-dev libleveldb-dev libsnappy-dev
   libhdf5-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
+  libdnnl-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
   dataset-fashion-mnist
 )
-# Optional extras, asked for by environment: CREMA_WITH_DNNL=1.
-[[ "${CREMA_WITH_DNNL:-0}" == 1 ]] && packages+=(libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,3 +10,4 @@ for bench in "$build_dir"/bin/bench_*; do
   "$bench" --benchmark_min_time=0.2
 done
 ./scripts/bench/data_pipeline.sh "$build_dir"
+./scripts/bench/parallel.sh "$build_dir"

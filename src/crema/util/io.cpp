@@ -15,10 +15,25 @@
 #include <sstream>
 
 #include "crema/common.hpp"
+#include "crema/proto/crema.pb.h"
 
 namespace crema {
 
 namespace {
+
+// protobuf builds the default of a string field (solver type "SGD", filler
+// type "constant", ...) on its first use, under a lock ThreadSanitizer cannot
+// see in the uninstrumented libprotobuf; solver threads reading one for the
+// first time at once look like a race. Building them all while the library
+// loads removes that first use from the threads.
+const bool kStringDefaultsBuilt = [] {
+  SolverParameter solver;
+  const bool built = !solver.type().empty() && !solver.regularization_type().empty() &&
+                     !FillerParameter().type().empty() &&
+                     !WindowDataParameter().crop_mode().empty() &&
+                     !V0LayerParameter().det_crop_mode().empty();
+  return built;
+}();
 
 // Collects the text parser's first error with its position.
 class FirstErrorCollector : public google::protobuf::io::ErrorCollector {

@@ -1,0 +1,46 @@
+// Convolution on oneDNN primitives: what a Convolution layer with engine DNNL
+// is in CPU mode in CREMA_DNNL builds, for float data. It keeps
+// Caffe's blobs and semantics (weights [num_output, channels / group, kh, kw],
+// bias, accumulated parameter gradients) and works on the blobs' memory in
+// place. The primitives are made once per bottom shape; a shape oneDNN cannot
+// express (not 2-D, say) runs the reference body instead.
+#ifndef CREMA_LAYERS_DNNL_CONV_LAYER_HPP_
+#define CREMA_LAYERS_DNNL_CONV_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/layers/conv_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
+ public:
+  explicit DnnlConvolutionLayer(const LayerParameter& param);
+  ~DnnlConvolutionLayer() override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  // Whether the current shape runs on oneDNN (else on the reference body).
+  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  struct Primitives;
+  // Makes the primitives for this bottom shape, or none if unsupported.
+  void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
+
+  std::unique_ptr<Primitives> primitives_;
+  std::vector<int> primitive_shape_;
+  // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
+  Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_DNNL_CONV_LAYER_HPP_

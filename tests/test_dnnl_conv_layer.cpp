@@ -1,0 +1,178 @@
+// The oneDNN convolution against the reference one: the same forward values,
+// bottom gradients and (accumulated) parameter gradients, over strides, pads,
+// dilation, groups, no bias and two bottoms; shapes oneDNN does not take fall
+// back to the reference body; engine DNNL picks oneDNN, DEFAULT and CAFFE the
+// reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/filler.hpp"
+#include "crema/layer_factory.hpp"
+#include "crema/layers/conv_layer.hpp"
+#include "crema/layers/dnnl_conv_layer.hpp"
+#include "crema/util/io.hpp"
+#include "gradient_checker.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+#ifdef CREMA_DNNL
+
+void Fill(Blob<float>* blob, float std) {
+  FillerParameter param;
+  param.set_type("gaussian");
+  param.set_std(std);
+  GetFiller<float>(param)->Fill(blob);
+}
+
+float MaxDifference(const float* a, const float* b, int count) {
+  float worst = 0;
+  for (int i = 0; i < count; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+// Runs the reference and the oneDNN layer on the same bottoms and weights and
+// compares everything they produce.
+void ExpectSameAsReference(const std::string& conv_param, std::vector<int> bottom_shape,
+                           int bottoms = 1, bool expect_dnnl = true) {
+  SCOPED_TRACE(conv_param);
+  LayerParameter param;
+  ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { " + conv_param +
+                          " weight_filler { type: 'gaussian' std: 0.3 }"
+                          " bias_filler { type: 'gaussian' std: 0.3 } }",
+                      "layer", &param);
+  Context::set_random_seed(5);
+  std::vector<std::unique_ptr<Blob<float>>> data;
+  std::vector<Blob<float>*> bottom, ref_top, dnnl_top;
+  for (int i = 0; i < bottoms; ++i) {
+    data.emplace_back(new Blob<float>(bottom_shape));
+    Fill(data.back().get(), 1.0f);
+    bottom.push_back(data.back().get());
+    data.emplace_back(new Blob<float>());
+    ref_top.push_back(data.back().get());
+    data.emplace_back(new Blob<float>());
+    dnnl_top.push_back(data.back().get());
+  }
+  ConvolutionLayer<float> reference(param);
+  DnnlConvolutionLayer<float> dnnl(param);
+  reference.SetUp(bottom, ref_top);
+  dnnl.SetUp(bottom, dnnl_top);
+  EXPECT_EQ(dnnl.uses_dnnl(), expect_dnnl);
+  ASSERT_EQ(reference.blobs().size(), dnnl.blobs().size());
+  for (size_t b = 0; b < reference.blobs().size(); ++b) {
+    // Parameter gradients accumulate: start both from the same non-zero diff.
+    float* diff = reference.blobs()[b]->mutable_cpu_diff();
+    for (int k = 0; k < reference.blobs()[b]->count(); ++k) diff[k] = 0.01f * (k % 7);
+    dnnl.blobs()[b]->CopyFrom(*reference.blobs()[b]);
+    dnnl.blobs()[b]->CopyFrom(*reference.blobs()[b], true);
+  }
+  reference.Forward(bottom, ref_top);
+  dnnl.Forward(bottom, dnnl_top);
+  for (int i = 0; i < bottoms; ++i) {
+    ASSERT_EQ(ref_top[i]->shape(), dnnl_top[i]->shape());
+    EXPECT_LT(MaxDifference(ref_top[i]->cpu_data(), dnnl_top[i]->cpu_data(), ref_top[i]->count()),
+              1e-4f);
+    Fill(ref_top[i], 1.0f);  // top gradient (stored in data, copied to both diffs)
+    std::copy(ref_top[i]->cpu_data(), ref_top[i]->cpu_data() + ref_top[i]->count(),
+              ref_top[i]->mutable_cpu_diff());
+    std::copy(ref_top[i]->cpu_diff(), ref_top[i]->cpu_diff() + ref_top[i]->count(),
+              dnnl_top[i]->mutable_cpu_diff());
+  }
+  const std::vector<bool> propagate(bottoms, true);
+  std::vector<std::vector<float>> ref_bottom_diff;
+  reference.Backward(ref_top, propagate, bottom);
+  for (Blob<float>* blob : bottom) {
+    ref_bottom_diff.emplace_back(blob->cpu_diff(), blob->cpu_diff() + blob->count());
+  }
+  dnnl.Backward(dnnl_top, propagate, bottom);
+  for (int i = 0; i < bottoms; ++i) {
+    EXPECT_LT(MaxDifference(ref_bottom_diff[i].data(), bottom[i]->cpu_diff(), bottom[i]->count()),
+              1e-4f)
+        << "bottom " << i;
+  }
+  for (size_t b = 0; b < reference.blobs().size(); ++b) {
+    EXPECT_LT(MaxDifference(reference.blobs()[b]->cpu_diff(), dnnl.blobs()[b]->cpu_diff(),
+                            reference.blobs()[b]->count()),
+              1e-3f)
+        << "parameter " << b;
+  }
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferencePlain) {
+  ExpectSameAsReference("num_output: 4 kernel_size: 3", {2, 3, 7, 6});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceStridePad) {
+  ExpectSameAsReference("num_output: 5 kernel_size: 3 stride: 2 pad: 1", {2, 2, 9, 8});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceRectangularAndFloorOutput) {
+  // (8 + 2*1 - 4) / 3 + 1 = 3: oneDNN needs a right padding below the left.
+  ExpectSameAsReference(
+      "num_output: 3 kernel_h: 4 kernel_w: 2 stride_h: 3 stride_w: 2 "
+      "pad_h: 1 pad_w: 0",
+      {2, 2, 8, 7});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceGroupsDilationNoBias) {
+  ExpectSameAsReference("num_output: 4 kernel_size: 3 group: 2 dilation: 2 bias_term: false",
+                        {2, 4, 9, 9});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceTwoBottoms) {
+  ExpectSameAsReference("num_output: 3 kernel_size: 2", {1, 2, 5, 5}, 2);
+}
+
+TEST(DnnlConvolutionLayerTest, ThreeDimensionalFallsBackToReference) {
+  ExpectSameAsReference("num_output: 2 kernel_size: 2", {1, 2, 4, 4, 3}, 1, false);
+}
+
+TEST(DnnlConvolutionLayerTest, NumericalGradient) {
+  Context::set_random_seed(1701);
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' convolution_param { num_output: 3 "
+      "kernel_size: 3 stride: 2 pad: 1 group: 1 "
+      "weight_filler { type: 'gaussian' std: 0.3 } "
+      "bias_filler { type: 'gaussian' std: 0.3 } }",
+      "layer", &param);
+  Blob<float> bottom(std::vector<int>{2, 2, 5, 5}), top;
+  Fill(&bottom, 1.0f);
+  std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+  DnnlConvolutionLayer<float> layer(param);
+  GradientChecker<float> checker(1e-2, 1e-2);
+  checker.CheckGradient(&layer, bottom_vec, top_vec);
+  EXPECT_TRUE(layer.uses_dnnl());
+}
+
+TEST(DnnlConvolutionLayerTest, EngineChoosesTheBody) {
+  Context::set_mode(Context::CPU);
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'c' type: 'Convolution' convolution_param { num_output: 1 "
+      "kernel_size: 1 engine: DNNL }",
+      "layer", &param);
+  auto dnnl_float = LayerRegistry<float>::CreateLayer(param);
+  EXPECT_NE(dynamic_cast<DnnlConvolutionLayer<float>*>(dnnl_float.get()), nullptr);
+  auto dnnl_double = LayerRegistry<double>::CreateLayer(param);  // float only: reference
+  EXPECT_NE(dynamic_cast<ConvolutionLayer<double>*>(dnnl_double.get()), nullptr);
+  for (auto engine : {ConvolutionParameter::DEFAULT, ConvolutionParameter::CAFFE}) {
+    param.mutable_convolution_param()->set_engine(engine);
+    auto reference = LayerRegistry<float>::CreateLayer(param);
+    EXPECT_EQ(dynamic_cast<DnnlConvolutionLayer<float>*>(reference.get()), nullptr);
+  }
+}
+
+#else
+
+TEST(DnnlConvolutionLayerTest, NotBuilt) { GTEST_SKIP() << "built without oneDNN (CREMA_DNNL)"; }
+
+#endif  // CREMA_DNNL
+
+}  // namespace
+}  // namespace crema
