@@ -96,6 +96,7 @@ class Solver {
   const Solver* root_solver_;
 
  private:
+  void BuildNets();
   void InitTrainNet();
   void InitTestNets();
   SolverAction RequestedAction() const { return action_ ? action_() : SolverAction::NONE; }

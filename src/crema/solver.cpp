@@ -19,12 +19,19 @@ Solver<Dtype>::Solver(const SolverParameter& param, const Solver* root_solver)
   UpgradeSolverAsNeeded("solver", &param_);
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
   CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
+  BuildNets();
+  LOG_IF(INFO, Context::root_solver()) << "Solver scaffolding done.";
+}
+
+// Seeds the thread (random_seed + rank) and builds the nets; Restore repeats
+// it to rebuild them with the same draws.
+template <typename Dtype>
+void Solver<Dtype>::BuildNets() {
   if (param_.random_seed() >= 0) {
     Context::set_random_seed(static_cast<uint64_t>(param_.random_seed()) + Context::solver_rank());
   }
   InitTrainNet();
   if (Context::root_solver()) InitTestNets();
-  LOG_IF(INFO, Context::root_solver()) << "Solver scaffolding done.";
 }
 
 template <typename Dtype>
@@ -348,15 +355,10 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
     LOG(INFO) << "Rebuilding the nets to resume their data readers";
     net_.reset();
     test_nets_.clear();
-    if (param_.random_seed() >= 0) {
-      Context::set_random_seed(static_cast<uint64_t>(param_.random_seed()) +
-                               Context::solver_rank());
-    }
     DataReader::SetStartPositions(
         std::vector<DataReaderPosition>(state.data_position().begin(), state.data_position().end()));
     try {
-      InitTrainNet();
-      if (Context::root_solver()) InitTestNets();
+      BuildNets();
     } catch (...) {
       DataReader::ClearStartPositions();
       throw;
