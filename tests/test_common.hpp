@@ -8,6 +8,7 @@
 #include <string>
 
 #include "crema/common.hpp"
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 
@@ -66,6 +67,17 @@ class GpuTest : public ::testing::Test {
     Context::set_mode(Context::GPU);
   }
   void TearDown() override { Context::set_mode(Context::CPU); }
+};
+
+// Sets the thread budget for a scope (the CPU kernels split their work by
+// it) and restores the previous one, also when an assertion ends the test.
+class ScopedThreadBudget {
+ public:
+  explicit ScopedThreadBudget(int budget) : saved_(ThreadBudget()) { SetThreadBudget(budget); }
+  ~ScopedThreadBudget() { SetThreadBudget(saved_); }
+
+ private:
+  const int saved_;
 };
 
 }  // namespace crema

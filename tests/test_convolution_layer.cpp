@@ -443,6 +443,24 @@ TYPED_TEST(ConvolutionLayerTest, ManyImagesSplitIntoChunks) {
   this->CheckAgainstDirect(c);
 }
 
+// On the CPU the batch is split into one part per thread of the budget, each
+// part with its own buffers and its own parameter gradient sums: every split
+// (one image per part included) gives the direct convolution's values.
+TYPED_TEST(ConvolutionLayerTest, BatchSplitOverTheThreadBudget) {
+  ConvCase c;
+  c.bottom_shape = {5, 3, 9, 9};
+  c.kernel = {3};
+  c.stride = {2};
+  c.pad = {1};
+  c.num_output = 4;
+  c.num_bottoms = 2;
+  for (int budget : {1, 2, 3, 5, 8}) {
+    SCOPED_TRACE("thread budget " + std::to_string(budget));
+    ScopedThreadBudget scoped(budget);
+    this->CheckAgainstDirect(c);
+  }
+}
+
 TYPED_TEST(ConvolutionLayerTest, Gradient) {
   ConvCase c;
   c.bottom_shape = {2, 3, 5, 5};

@@ -145,6 +145,57 @@ TYPED_TEST(PoolingLayerTest, MaxAndAveClippedWindowsByHand) {
   ExpectValues({4, 6}, *this->top_);
 }
 
+// MAX on random planes against windows scanned here, for geometries whose
+// windows are wholly inside, cut by padding, or cut by a rounded-up output
+// size, at thread budgets that split the planes differently; values drawn
+// from few levels make ties, which go to the first position in row-major order.
+TYPED_TEST(PoolingLayerTest, MaxMatchesScannedWindowsOnRandomPlanes) {
+  using Dtype = typename TypeParam::Dtype;
+  struct Geometry {
+    int kernel, stride, pad, height, width;
+  };
+  const Geometry geometries[] = {
+      {2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9}, {3, 1, 1, 7, 8}, {2, 3, 0, 10, 11}};
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> level(-4, 4);
+  for (int budget : {1, 2, 3}) {
+    ScopedThreadBudget scoped(budget);
+    for (const Geometry& g : geometries) {
+      SCOPED_TRACE(testing::Message() << "budget " << budget << ", kernel " << g.kernel
+                                      << ", stride " << g.stride << ", pad " << g.pad << ", "
+                                      << g.height << "x" << g.width);
+      const std::vector<int> shape{3, 4, g.height, g.width};
+      std::vector<double> input(3 * 4 * g.height * g.width);
+      for (double& value : input) value = level(random) / 4.0;
+      this->top_vec_.resize(1);
+      this->Forward(PoolingParam(PoolingParameter::MAX, g.kernel, g.stride, g.pad), shape, input,
+                    true);
+      const Blob<Dtype>& top = *this->top_;
+      const Blob<Dtype>& mask = *this->mask_;
+      const int pooled_h = top.height(), pooled_w = top.width();
+      for (int plane = 0; plane < 12; ++plane) {
+        const double* in = input.data() + plane * g.height * g.width;
+        for (int ph = 0; ph < pooled_h; ++ph) {
+          for (int pw = 0; pw < pooled_w; ++pw) {
+            int best = -1;
+            for (int h = std::max(ph * g.stride - g.pad, 0);
+                 h < std::min(ph * g.stride - g.pad + g.kernel, g.height); ++h) {
+              for (int w = std::max(pw * g.stride - g.pad, 0);
+                   w < std::min(pw * g.stride - g.pad + g.kernel, g.width); ++w) {
+                if (best < 0 || in[h * g.width + w] > in[best]) best = h * g.width + w;
+              }
+            }
+            const int out = (plane * pooled_h + ph) * pooled_w + pw;
+            ASSERT_EQ(mask.cpu_data()[out], best) << "plane " << plane << " at " << ph << ","
+                                                  << pw;
+            ASSERT_EQ(top.cpu_data()[out], Dtype(in[best]));
+          }
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(PoolingLayerTest, AvePaddedByHand) {
   // The divisor counts padded positions: 9 everywhere.
   this->Forward(PoolingParam(PoolingParameter::AVE, 3, 1, 1), {1, 1, 3, 3},

@@ -15,10 +15,19 @@
 // [images][output channels][output positions], so they are rearranged). A
 // chunk of one image needs no rearrangement, and the helpers then work on the
 // blob's memory directly.
+//
+// On the CPU the batch is also split into parts, one per thread of the thread
+// budget, run in parallel on the thread pool (each GEMM then runs on one
+// thread): small images make small GEMMs, which one core runs well but two
+// cores share badly. Each part has its own buffers and its own parameter
+// gradient sums, added together in part order afterwards, so a result never
+// depends on which thread ran what. A part's chunks are sized to stay in a
+// core's L2 cache. On the GPU the chunks cover the whole batch.
 #ifndef CREMA_LAYERS_BASE_CONV_LAYER_HPP_
 #define CREMA_LAYERS_BASE_CONV_LAYER_HPP_
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -57,7 +66,7 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   // top's spatial shape.
   std::vector<int> TopShape(const Blob<Dtype>& bottom, int top_channels) const;
 
-  // Number of images in a chunk that starts at first_image.
+  // Number of images in a GPU chunk that starts at first_image.
   int ChunkImages(int first_image) const { return std::min(chunk_images_, num_ - first_image); }
 
   // ---- One image (its im2col / col2im) ----
@@ -65,34 +74,52 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   // Overwrites image with the sum of the columns' entries that read it.
   void ColumnsToImage_cpu(const Dtype* columns, Dtype* image) const;
 
+  // ---- The batch on the CPU, in parallel parts ----
+  // What one part of the batch works in.
+  struct ChunkBuffers {
+    Blob<Dtype> columns;        // a chunk's columns
+    Blob<Dtype> image_columns;  // one image's columns, before they join a chunk
+    Blob<Dtype> output_matrix;  // a chunk's output in matrix form
+    // The part's own parameter gradient sums (parts after the first).
+    Blob<Dtype> weight_diff, bias_diff;
+  };
+  // Works on `images` images from first_image, accumulating parameter
+  // gradients (when asked for) into the two pointers it is given.
+  using ChunkBody = std::function<void(ChunkBuffers& buffers, int first_image, int images,
+                                       Dtype* weight_diff, Dtype* bias_diff)>;
+  // Calls body on every chunk of the batch, the parts in parallel; then adds
+  // the parts' gradient sums to weight_diff and bias_diff (either may be null:
+  // not asked for) in part order.
+  void ForEachChunk_cpu(Dtype* weight_diff, Dtype* bias_diff, const ChunkBody& body);
+
   // ---- One chunk, CPU ----
-  // The columns of `images` consecutive input images, in the column buffer
-  // (or the input itself when there is nothing to lay out).
-  const Dtype* InputAsColumns_cpu(const Dtype* input, int images);
+  // The columns of `images` consecutive input images, in the part's column
+  // buffer (or the input itself when there is nothing to lay out).
+  const Dtype* InputAsColumns_cpu(ChunkBuffers& buffers, const Dtype* input, int images);
   // Where to write the columns that StoreColumnsAsInput_cpu then turns into
   // `images` input images.
-  Dtype* ColumnsFor_cpu(Dtype* input, int images);
-  void StoreColumnsAsInput_cpu(int images, Dtype* input);
+  Dtype* ColumnsFor_cpu(ChunkBuffers& buffers, Dtype* input, int images);
+  void StoreColumnsAsInput_cpu(ChunkBuffers& buffers, int images, Dtype* input);
   // The matrix form of `images` consecutive output images.
-  const Dtype* OutputAsMatrix_cpu(const Dtype* output, int images);
+  const Dtype* OutputAsMatrix_cpu(ChunkBuffers& buffers, const Dtype* output, int images);
   // Where to write the matrix that StoreOutputMatrix_cpu then copies into
   // `images` output images.
-  Dtype* OutputMatrixFor_cpu(Dtype* output, int images);
-  void StoreOutputMatrix_cpu(int images, Dtype* output);
+  Dtype* OutputMatrixFor_cpu(ChunkBuffers& buffers, Dtype* output, int images);
+  void StoreOutputMatrix_cpu(ChunkBuffers& buffers, int images, Dtype* output);
 
   // output = weights * columns, group by group.
   void WeightsTimesColumns_cpu(const Dtype* weights, const Dtype* columns, int images,
-                               Dtype* output);
+                               Dtype* output) const;
   // columns = weights^T * output, group by group.
   void WeightsTransposedTimesOutput_cpu(const Dtype* weights, const Dtype* output, int images,
-                                        Dtype* columns);
+                                        Dtype* columns) const;
   // weight_diff += output_diff * columns^T, group by group.
   void AccumulateWeightDiff_cpu(const Dtype* columns, const Dtype* output_diff, int images,
-                                Dtype* weight_diff);
+                                Dtype* weight_diff) const;
   // values (num_output x positions) += bias, one rank-1 GEMM.
-  void AddBias_cpu(const Dtype* bias, int positions, Dtype* values);
+  void AddBias_cpu(const Dtype* bias, int positions, Dtype* values) const;
   // bias_diff += the sum over positions of diff (num_output x positions).
-  void AccumulateBiasDiff_cpu(const Dtype* diff, int positions, Dtype* bias_diff);
+  void AccumulateBiasDiff_cpu(const Dtype* diff, int positions, Dtype* bias_diff) const;
 
 #ifndef CPU_ONLY
   // The GPU forms of the same.
@@ -143,7 +170,9 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int kernel_dim_ = 0;       // rows of one group's columns
   int conv_input_dim_ = 0;   // one input image: conv_in_channels_ x input positions
   int conv_output_dim_ = 0;  // one output image: conv_out_channels_ x output positions
-  int chunk_images_ = 1;
+  int chunk_images_ = 1;      // images in a GPU chunk
+  int cpu_parts_ = 1;         // parts of the batch run in parallel on the CPU
+  int cpu_chunk_images_ = 1;  // images in a chunk of a CPU part
 
  private:
   // One value per spatial axis of kernel_size, stride, pad or dilation: from
@@ -172,9 +201,12 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int NdStrideOffset() const { return NdPadOffset() + num_spatial_axes_; }
   int NdDilationOffset() const { return NdStrideOffset() + num_spatial_axes_; }
 
-  Blob<Dtype> column_buffer_;                // a chunk's columns
-  Blob<Dtype> image_columns_;                // one image's columns, before they join a chunk
-  Blob<Dtype> output_matrix_;                // a chunk's output in matrix form
+  // The GPU's chunk buffers (see ChunkBuffers).
+  Blob<Dtype> column_buffer_;
+  Blob<Dtype> image_columns_;
+  Blob<Dtype> output_matrix_;
+  // One per CPU part (grown, never shrunk, so a smaller batch costs nothing).
+  std::vector<std::unique_ptr<ChunkBuffers>> chunk_buffers_;
   Blob<Dtype> bias_multiplier_;              // ones
   std::shared_ptr<SyncedMemory> nd_shapes_;  // host and device copies
 };

@@ -17,6 +17,7 @@ class ConvolutionLayer : public BaseConvolutionLayer<Dtype> {
   const char* type() const override { return "Convolution"; }
 
  protected:
+  using ChunkBuffers = typename BaseConvolutionLayer<Dtype>::ChunkBuffers;
   bool ReverseDimensions() const override { return false; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;

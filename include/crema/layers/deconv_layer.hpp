@@ -18,6 +18,7 @@ class DeconvolutionLayer : public BaseConvolutionLayer<Dtype> {
   const char* type() const override { return "Deconvolution"; }
 
  protected:
+  using ChunkBuffers = typename BaseConvolutionLayer<Dtype>::ChunkBuffers;
   bool ReverseDimensions() const override { return true; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;

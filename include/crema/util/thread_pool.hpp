@@ -1,8 +1,9 @@
-// A fixed pool of worker threads for CPU kernels that are not one BLAS call
-// (element-wise ops on large blobs, im2col over a batch, batch transforms).
-// The pool and OpenBLAS share one thread budget so the cores are never
-// oversubscribed: the budget is the total number of threads doing kernel
-// work at once, the calling thread included.
+// A fixed pool of worker threads for the CPU kernels: large GEMMs split into
+// blocks, convolutions split by images, element-wise ops on large blobs,
+// pooling, batch transforms. OpenBLAS itself always runs on one thread, on
+// whichever thread calls it: the pool is the only source of parallelism, so
+// the cores are never oversubscribed. The budget is the total number of
+// threads doing kernel work at once, the calling thread included.
 #ifndef CREMA_UTIL_THREAD_POOL_HPP_
 #define CREMA_UTIL_THREAD_POOL_HPP_
 
@@ -20,8 +21,8 @@ namespace crema {
 // The total number of kernel threads (default: CREMA_NUM_THREADS from the
 // environment, else the number of cores).
 int ThreadBudget();
-// Sets the budget: OpenBLAS gets n threads and the pool n - 1 workers (the
-// caller is the n-th). n < 1 is a user error.
+// Sets the budget: the pool gets n - 1 workers (the caller is the n-th).
+// n < 1 is a user error.
 void SetThreadBudget(int n);
 
 // Counts outstanding parts of a job; Wait() returns when all are done.

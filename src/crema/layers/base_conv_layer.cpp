@@ -7,13 +7,18 @@
 
 #include "crema/filler.hpp"
 #include "crema/util/im2col.hpp"
+#include "crema/util/math_functions.hpp"
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 namespace {
 
 // Bounds the memory of a chunk's column buffer and output matrix together;
-// small images still get many to a GEMM.
+// small images still get many to a GEMM. On the GPU:
 constexpr size_t kMaxChunkBytes = 8 << 20;
+// On the CPU, half a core's L2 cache: the columns written by im2col are still
+// there when the GEMM reads them.
+constexpr size_t kMaxCpuChunkBytes = 512 << 10;
 
 int Product(const std::vector<int>& values) {
   return std::accumulate(values.begin(), values.end(), 1, std::multiplies<int>());
@@ -266,18 +271,78 @@ void BaseConvolutionLayer<Dtype>::ReshapeBuffers() {
   const size_t bytes_per_image = sizeof(Dtype) *
                                  (static_cast<size_t>(column_rows_) + conv_out_channels_) *
                                  output_spatial_dim_;
-  const size_t fitting = kMaxChunkBytes / std::max<size_t>(bytes_per_image, 1);
-  chunk_images_ = static_cast<int>(std::max<size_t>(1, std::min<size_t>(fitting, num_)));
+  const auto images_fitting = [&](size_t bytes, int at_most) {
+    const size_t fitting = bytes / std::max<size_t>(bytes_per_image, 1);
+    return static_cast<int>(std::max<size_t>(1, std::min<size_t>(fitting, at_most)));
+  };
+  chunk_images_ = images_fitting(kMaxChunkBytes, num_);
   // Blobs allocate on first use: a buffer the chunking never needs costs nothing.
   column_buffer_.Reshape({chunk_images_ * column_rows_ * output_spatial_dim_});
   image_columns_.Reshape({column_rows_ * output_spatial_dim_});
   output_matrix_.Reshape({chunk_images_ * conv_out_channels_ * output_spatial_dim_});
+
+  // The budget is read at every Reshape: a solver thread's share may change it.
+  cpu_parts_ = std::max(1, std::min(num_, ThreadBudget()));
+  const int part_images = (num_ + cpu_parts_ - 1) / cpu_parts_;
+  cpu_chunk_images_ = images_fitting(kMaxCpuChunkBytes, part_images);
+  while (static_cast<int>(chunk_buffers_.size()) < cpu_parts_) {
+    chunk_buffers_.emplace_back(new ChunkBuffers);
+  }
+  for (size_t part = 0; part < chunk_buffers_.size(); ++part) {
+    ChunkBuffers& buffers = *chunk_buffers_[part];
+    buffers.columns.Reshape({cpu_chunk_images_ * column_rows_ * output_spatial_dim_});
+    buffers.image_columns.Reshape({column_rows_ * output_spatial_dim_});
+    buffers.output_matrix.Reshape({cpu_chunk_images_ * conv_out_channels_ * output_spatial_dim_});
+    // The first part sums its gradients straight into the learnable blobs.
+    if (part == 0 || this->blobs_.empty()) continue;
+    buffers.weight_diff.ReshapeLike(*this->blobs_[0]);
+    if (bias_term_) buffers.bias_diff.ReshapeLike(*this->blobs_[1]);
+  }
   if (!bias_term_) return;
   // Convolution adds the bias to a chunk's matrix, Deconvolution to one top image.
-  const int positions = std::max(chunk_images_ * output_spatial_dim_, input_spatial_dim_);
+  const int positions =
+      std::max(std::max(chunk_images_, cpu_chunk_images_) * output_spatial_dim_,
+               input_spatial_dim_);
   if (bias_multiplier_.count() == positions) return;
   bias_multiplier_.Reshape({positions});
   cpu_set(positions, Dtype(1), bias_multiplier_.mutable_cpu_data());
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::ForEachChunk_cpu(Dtype* weight_diff, Dtype* bias_diff,
+                                                   const ChunkBody& body) {
+  const std::vector<int64_t> bounds = BalancedSplit(num_, cpu_parts_);
+  // One item per part: when the pool is busy, the caller runs every part in
+  // turn, with the same buffers and the same sums.
+  ThreadPool::Global().ParallelFor(cpu_parts_, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      ChunkBuffers& buffers = *chunk_buffers_[part];
+      Dtype* part_weight_diff = weight_diff;
+      Dtype* part_bias_diff = bias_diff;
+      if (part > 0 && weight_diff) {
+        part_weight_diff = buffers.weight_diff.mutable_cpu_data();
+        cpu_set(buffers.weight_diff.count(), Dtype(0), part_weight_diff);
+      }
+      if (part > 0 && bias_diff) {
+        part_bias_diff = buffers.bias_diff.mutable_cpu_data();
+        cpu_set(buffers.bias_diff.count(), Dtype(0), part_bias_diff);
+      }
+      const int last = static_cast<int>(bounds[part + 1]);
+      for (int first = static_cast<int>(bounds[part]); first < last; first += cpu_chunk_images_) {
+        body(buffers, first, std::min(cpu_chunk_images_, last - first), part_weight_diff,
+             part_bias_diff);
+      }
+    }
+  });
+  for (int part = 1; part < cpu_parts_; ++part) {
+    const ChunkBuffers& buffers = *chunk_buffers_[part];
+    if (weight_diff) {
+      cpu_axpy(buffers.weight_diff.count(), Dtype(1), buffers.weight_diff.cpu_data(), weight_diff);
+    }
+    if (bias_diff) {
+      cpu_axpy(buffers.bias_diff.count(), Dtype(1), buffers.bias_diff.cpu_data(), bias_diff);
+    }
+  }
 }
 
 // ---- One image ----
@@ -313,9 +378,10 @@ void BaseConvolutionLayer<Dtype>::ColumnsToImage_cpu(const Dtype* columns, Dtype
 // ---- One chunk ----
 
 template <typename Dtype>
-const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(const Dtype* input, int images) {
+const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(ChunkBuffers& buffers,
+                                                             const Dtype* input, int images) {
   if (images == 1 && is_1x1_) return input;
-  Dtype* columns = column_buffer_.mutable_cpu_data();
+  Dtype* columns = buffers.columns.mutable_cpu_data();
   if (images == 1) {
     ImageToColumns_cpu(input, columns);
     return columns;
@@ -326,8 +392,8 @@ const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(const Dtype* input,
     // A 1x1 image is its own columns.
     const Dtype* image_columns = image;
     if (!is_1x1_) {
-      ImageToColumns_cpu(image, image_columns_.mutable_cpu_data());
-      image_columns = image_columns_.cpu_data();
+      ImageToColumns_cpu(image, buffers.image_columns.mutable_cpu_data());
+      image_columns = buffers.image_columns.cpu_data();
     }
     CopyBlock_cpu(column_rows_, output_spatial_dim_, image_columns, output_spatial_dim_,
                   columns + i * output_spatial_dim_, positions);
@@ -336,15 +402,17 @@ const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(const Dtype* input,
 }
 
 template <typename Dtype>
-Dtype* BaseConvolutionLayer<Dtype>::ColumnsFor_cpu(Dtype* input, int images) {
+Dtype* BaseConvolutionLayer<Dtype>::ColumnsFor_cpu(ChunkBuffers& buffers, Dtype* input,
+                                                   int images) {
   if (images == 1 && is_1x1_) return input;
-  return column_buffer_.mutable_cpu_data();
+  return buffers.columns.mutable_cpu_data();
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(int images, Dtype* input) {
+void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(ChunkBuffers& buffers, int images,
+                                                          Dtype* input) {
   if (images == 1 && is_1x1_) return;
-  const Dtype* columns = column_buffer_.cpu_data();
+  const Dtype* columns = buffers.columns.cpu_data();
   if (images == 1) {
     ColumnsToImage_cpu(columns, input);
     return;
@@ -352,7 +420,7 @@ void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(int images, Dtype* inp
   const int positions = images * output_spatial_dim_;
   for (int i = 0; i < images; ++i) {
     Dtype* image = input + static_cast<size_t>(i) * conv_input_dim_;
-    Dtype* image_columns = is_1x1_ ? image : image_columns_.mutable_cpu_data();
+    Dtype* image_columns = is_1x1_ ? image : buffers.image_columns.mutable_cpu_data();
     CopyBlock_cpu(column_rows_, output_spatial_dim_, columns + i * output_spatial_dim_, positions,
                   image_columns, output_spatial_dim_);
     if (!is_1x1_) ColumnsToImage_cpu(image_columns, image);
@@ -360,9 +428,10 @@ void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(int images, Dtype* inp
 }
 
 template <typename Dtype>
-const Dtype* BaseConvolutionLayer<Dtype>::OutputAsMatrix_cpu(const Dtype* output, int images) {
+const Dtype* BaseConvolutionLayer<Dtype>::OutputAsMatrix_cpu(ChunkBuffers& buffers,
+                                                             const Dtype* output, int images) {
   if (images == 1) return output;
-  Dtype* matrix = output_matrix_.mutable_cpu_data();
+  Dtype* matrix = buffers.output_matrix.mutable_cpu_data();
   const int positions = images * output_spatial_dim_;
   for (int i = 0; i < images; ++i) {
     CopyBlock_cpu(conv_out_channels_, output_spatial_dim_,
@@ -373,14 +442,16 @@ const Dtype* BaseConvolutionLayer<Dtype>::OutputAsMatrix_cpu(const Dtype* output
 }
 
 template <typename Dtype>
-Dtype* BaseConvolutionLayer<Dtype>::OutputMatrixFor_cpu(Dtype* output, int images) {
-  return images == 1 ? output : output_matrix_.mutable_cpu_data();
+Dtype* BaseConvolutionLayer<Dtype>::OutputMatrixFor_cpu(ChunkBuffers& buffers, Dtype* output,
+                                                        int images) {
+  return images == 1 ? output : buffers.output_matrix.mutable_cpu_data();
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::StoreOutputMatrix_cpu(int images, Dtype* output) {
+void BaseConvolutionLayer<Dtype>::StoreOutputMatrix_cpu(ChunkBuffers& buffers, int images,
+                                                        Dtype* output) {
   if (images == 1) return;
-  const Dtype* matrix = output_matrix_.cpu_data();
+  const Dtype* matrix = buffers.output_matrix.cpu_data();
   const int positions = images * output_spatial_dim_;
   for (int i = 0; i < images; ++i) {
     CopyBlock_cpu(conv_out_channels_, output_spatial_dim_, matrix + i * output_spatial_dim_,
@@ -394,7 +465,7 @@ void BaseConvolutionLayer<Dtype>::StoreOutputMatrix_cpu(int images, Dtype* outpu
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::WeightsTimesColumns_cpu(const Dtype* weights,
                                                           const Dtype* columns, int images,
-                                                          Dtype* output) {
+                                                          Dtype* output) const {
   const int positions = images * output_spatial_dim_;
   const int outputs_per_group = conv_out_channels_ / group_;
   for (int g = 0; g < group_; ++g) {
@@ -408,7 +479,7 @@ void BaseConvolutionLayer<Dtype>::WeightsTimesColumns_cpu(const Dtype* weights,
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::WeightsTransposedTimesOutput_cpu(const Dtype* weights,
                                                                    const Dtype* output, int images,
-                                                                   Dtype* columns) {
+                                                                   Dtype* columns) const {
   const int positions = images * output_spatial_dim_;
   const int outputs_per_group = conv_out_channels_ / group_;
   for (int g = 0; g < group_; ++g) {
@@ -422,7 +493,7 @@ void BaseConvolutionLayer<Dtype>::WeightsTransposedTimesOutput_cpu(const Dtype* 
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::AccumulateWeightDiff_cpu(const Dtype* columns,
                                                            const Dtype* output_diff, int images,
-                                                           Dtype* weight_diff) {
+                                                           Dtype* weight_diff) const {
   const int positions = images * output_spatial_dim_;
   const int outputs_per_group = conv_out_channels_ / group_;
   for (int g = 0; g < group_; ++g) {
@@ -434,14 +505,14 @@ void BaseConvolutionLayer<Dtype>::AccumulateWeightDiff_cpu(const Dtype* columns,
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::AddBias_cpu(const Dtype* bias, int positions, Dtype* values) {
+void BaseConvolutionLayer<Dtype>::AddBias_cpu(const Dtype* bias, int positions, Dtype* values) const {
   cpu_gemm<Dtype>(CblasNoTrans, CblasNoTrans, num_output_, positions, 1, Dtype(1), bias,
                   bias_multiplier_.cpu_data(), Dtype(1), values);
 }
 
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::AccumulateBiasDiff_cpu(const Dtype* diff, int positions,
-                                                         Dtype* bias_diff) {
+                                                         Dtype* bias_diff) const {
   cpu_gemv<Dtype>(CblasNoTrans, num_output_, positions, Dtype(1), diff, bias_multiplier_.cpu_data(),
                   Dtype(1), bias_diff);
 }

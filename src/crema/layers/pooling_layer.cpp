@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "crema/util/thread_pool.hpp"
+
 namespace crema {
 
 namespace {
@@ -36,17 +38,6 @@ int PlaneIndex(const Window& window, int k, int plane_width) {
   return (window.h_begin + k / window.width()) * plane_width + window.w_begin + k % window.width();
 }
 
-// The argmax of a window (the first one on ties), or -1 for an empty window.
-template <typename Dtype>
-int ArgMax(const Dtype* plane, int plane_width, const Window& window) {
-  int best = -1;
-  for (int k = 0; k < window.size(); ++k) {
-    const int index = PlaneIndex(window, k, plane_width);
-    if (best < 0 || plane[index] > plane[best]) best = index;
-  }
-  return best;
-}
-
 // Picks a position with probability proportional to its value, the uniform
 // draw u in [0, 1) choosing where along the cumulative sum to stop. When
 // rounding leaves the draw past the end, the last positive value is taken;
@@ -66,6 +57,35 @@ int PickProportional(const Dtype* plane, int plane_width, const Window& window, 
     if (cumulative > threshold) return index;
   }
   return fallback;
+}
+
+// Calls fn(first_plane, end_plane) over the planes in parallel parts of at
+// least ~16K input values each (planes are independent; results do not depend
+// on the split).
+template <typename Fn>
+void ForEachPlaneRange(int planes, int plane_size, const Fn& fn) {
+  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
+  ThreadPool::Global().ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    fn(static_cast<int>(begin), static_cast<int>(end));
+  });
+}
+
+// One tap of max pooling across a row of windows: for pw in [begin, end), the
+// input at tap + pw * stride replaces out[pw] (and its index selected[pw])
+// when larger. Unconditional stores of selected values, on pointers that do
+// not alias, let the compiler vectorise it with no branch to mispredict.
+template <typename Dtype>
+void MaxIntoRow(const Dtype* __restrict in, int tap, int stride, int begin, int end,
+                Dtype* __restrict out, int* __restrict selected) {
+  for (int pw = begin; pw < end; ++pw) {
+    const int index = tap + pw * stride;
+    const Dtype value = in[index];
+    const Dtype kept = out[pw];
+    // All ones when value > kept (which also leaves a kept NaN in place).
+    const int take = -static_cast<int>(value > kept);
+    out[pw] = kept < value ? value : kept;
+    selected[pw] = (index & take) | (selected[pw] & ~take);
+  }
 }
 
 // Caffe's output size: rounded up (or down) number of strides, and with
@@ -201,22 +221,65 @@ template <typename Dtype>
 void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
   const PoolingGeometry& g = geometry_;
-  const Dtype* in = bottom.cpu_data();
-  Dtype* out = top[0]->mutable_cpu_data();
-  int* selected = static_cast<int*>(selected_index_->mutable_cpu_data());
-  for (int plane = 0; plane < num_planes_; ++plane) {
-    for (int ph = 0; ph < g.pooled_height; ++ph) {
-      for (int pw = 0; pw < g.pooled_width; ++pw) {
-        const int best = ArgMax(in, g.width, WindowAt(g, ph, pw));
-        const int out_index = ph * g.pooled_width + pw;
-        out[out_index] = best >= 0 ? in[best] : Dtype(0);
-        selected[out_index] = best;
+  const int plane_size = g.height * g.width;
+  const int pooled_plane = g.pooled_height * g.pooled_width;
+  const Dtype* in_planes = bottom.cpu_data();
+  Dtype* out_planes = top[0]->mutable_cpu_data();
+  int* selected_planes = static_cast<int*>(selected_index_->mutable_cpu_data());
+  // The columns whose windows lie wholly inside the image's width.
+  const int interior_begin = std::min(g.pooled_width, (g.pad_w + g.stride_w - 1) / g.stride_w);
+  const int interior_end = std::max(
+      interior_begin, std::min(g.pooled_width, (g.width + g.pad_w - g.kernel_w) / g.stride_w + 1));
+  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+    for (int plane = first; plane < end; ++plane) {
+      const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;
+      Dtype* out = out_planes + static_cast<size_t>(plane) * pooled_plane;
+      int* selected = selected_planes + static_cast<size_t>(plane) * pooled_plane;
+      for (int ph = 0; ph < g.pooled_height; ++ph) {
+        Dtype* out_row = out + ph * g.pooled_width;
+        int* selected_row = selected + ph * g.pooled_width;
+        const int h_start = ph * g.stride_h - g.pad_h;
+        const bool rows_inside = h_start >= 0 && h_start + g.kernel_h <= g.height;
+        const int fast_begin = rows_inside ? interior_begin : g.pooled_width;
+        const int fast_end = rows_inside ? interior_end : g.pooled_width;
+        // Windows wholly inside: tap by tap across the row, so that the loop
+        // over pw has no branch (a kept maximum is a select) and vectorises.
+        // Taps in row-major order and a strict comparison keep the first
+        // maximum, as the general path does.
+        for (int pw = fast_begin; pw < fast_end; ++pw) {
+          const int index = h_start * g.width + pw * g.stride_w - g.pad_w;
+          out_row[pw] = in[index];
+          selected_row[pw] = index;
+        }
+        for (int kh = 0; kh < g.kernel_h && fast_begin < fast_end; ++kh) {
+          for (int kw = (kh == 0 ? 1 : 0); kw < g.kernel_w; ++kw) {
+            const int tap = (h_start + kh) * g.width + kw - g.pad_w;
+            MaxIntoRow(in, tap, g.stride_w, fast_begin, fast_end, out_row, selected_row);
+          }
+        }
+        // Windows cut by the image's edge (padding, or a rounded-up size):
+        // the first maximum in row-major order; -1 for an empty window.
+        for (int pw = 0; pw < g.pooled_width; ++pw) {
+          if (pw == fast_begin) pw = fast_end;
+          if (pw >= g.pooled_width) break;
+          const Window window = WindowAt(g, ph, pw);
+          int best = -1;
+          Dtype best_value = 0;
+          for (int h = window.h_begin; h < window.h_end; ++h) {
+            const Dtype* row = in + h * g.width;
+            for (int w = window.w_begin; w < window.w_end; ++w) {
+              if (best < 0 || row[w] > best_value) {
+                best = h * g.width + w;
+                best_value = row[w];
+              }
+            }
+          }
+          out_row[pw] = best_value;
+          selected_row[pw] = best;
+        }
       }
     }
-    in += g.height * g.width;
-    out += g.pooled_height * g.pooled_width;
-    selected += g.pooled_height * g.pooled_width;
-  }
+  });
   if (top.size() > 1) {
     const int* best = static_cast<const int*>(selected_index_->cpu_data());
     Dtype* mask = top[1]->mutable_cpu_data();
@@ -227,20 +290,27 @@ void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
 template <typename Dtype>
 void PoolingLayer<Dtype>::ForwardAveCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top) {
   const PoolingGeometry& g = geometry_;
-  const Dtype* in = bottom.cpu_data();
-  Dtype* out = top->mutable_cpu_data();
-  for (int plane = 0; plane < num_planes_; ++plane) {
-    for (int ph = 0; ph < g.pooled_height; ++ph) {
-      for (int pw = 0; pw < g.pooled_width; ++pw) {
-        const Window window = WindowAt(g, ph, pw);
-        Dtype sum = 0;
-        for (int k = 0; k < window.size(); ++k) sum += in[PlaneIndex(window, k, g.width)];
-        out[ph * g.pooled_width + pw] = sum / window.padded_size;
+  const int plane_size = g.height * g.width;
+  const int pooled_plane = g.pooled_height * g.pooled_width;
+  const Dtype* in_planes = bottom.cpu_data();
+  Dtype* out_planes = top->mutable_cpu_data();
+  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+    for (int plane = first; plane < end; ++plane) {
+      const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;
+      Dtype* out = out_planes + static_cast<size_t>(plane) * pooled_plane;
+      for (int ph = 0; ph < g.pooled_height; ++ph) {
+        for (int pw = 0; pw < g.pooled_width; ++pw) {
+          const Window window = WindowAt(g, ph, pw);
+          Dtype sum = 0;
+          for (int h = window.h_begin; h < window.h_end; ++h) {
+            const Dtype* row = in + h * g.width;
+            for (int w = window.w_begin; w < window.w_end; ++w) sum += row[w];
+          }
+          out[ph * g.pooled_width + pw] = sum / window.padded_size;
+        }
       }
     }
-    in += g.height * g.width;
-    out += g.pooled_height * g.pooled_width;
-  }
+  });
 }
 
 template <typename Dtype>
@@ -322,40 +392,52 @@ void PoolingLayer<Dtype>::RequireTrainPhaseForStochasticBackward() const {
 template <typename Dtype>
 void PoolingLayer<Dtype>::BackwardSelectedCpu(const Blob<Dtype>& top, Blob<Dtype>* bottom) {
   const PoolingGeometry& g = geometry_;
-  const Dtype* top_diff = top.cpu_diff();
-  const int* selected = static_cast<const int*>(selected_index_->cpu_data());
-  Dtype* bottom_diff = bottom->mutable_cpu_diff();
-  cpu_set(bottom->count(), Dtype(0), bottom_diff);
+  const int plane_size = g.height * g.width;
   const int pooled_plane = g.pooled_height * g.pooled_width;
-  for (int plane = 0; plane < num_planes_; ++plane) {
-    for (int i = 0; i < pooled_plane; ++i) {
-      if (selected[i] >= 0) bottom_diff[selected[i]] += top_diff[i];
+  const Dtype* top_diff_planes = top.cpu_diff();
+  const int* selected_planes = static_cast<const int*>(selected_index_->cpu_data());
+  Dtype* bottom_diff_planes = bottom->mutable_cpu_diff();
+  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+    Dtype* bottom_diff = bottom_diff_planes + static_cast<size_t>(first) * plane_size;
+    std::fill(bottom_diff, bottom_diff + static_cast<size_t>(end - first) * plane_size, Dtype(0));
+    const size_t pooled_offset = static_cast<size_t>(first) * pooled_plane;
+    const Dtype* top_diff = top_diff_planes + pooled_offset;
+    const int* selected = selected_planes + pooled_offset;
+    for (int plane = first; plane < end; ++plane) {
+      for (int i = 0; i < pooled_plane; ++i) {
+        if (selected[i] >= 0) bottom_diff[selected[i]] += top_diff[i];
+      }
+      bottom_diff += plane_size;
+      top_diff += pooled_plane;
+      selected += pooled_plane;
     }
-    bottom_diff += g.height * g.width;
-    top_diff += pooled_plane;
-    selected += pooled_plane;
-  }
+  });
 }
 
 template <typename Dtype>
 void PoolingLayer<Dtype>::BackwardAveCpu(const Blob<Dtype>& top, Blob<Dtype>* bottom) {
   const PoolingGeometry& g = geometry_;
-  const Dtype* top_diff = top.cpu_diff();
-  Dtype* bottom_diff = bottom->mutable_cpu_diff();
-  cpu_set(bottom->count(), Dtype(0), bottom_diff);
-  for (int plane = 0; plane < num_planes_; ++plane) {
-    for (int ph = 0; ph < g.pooled_height; ++ph) {
-      for (int pw = 0; pw < g.pooled_width; ++pw) {
-        const Window window = WindowAt(g, ph, pw);
-        const Dtype share = top_diff[ph * g.pooled_width + pw] / window.padded_size;
-        for (int k = 0; k < window.size(); ++k) {
-          bottom_diff[PlaneIndex(window, k, g.width)] += share;
+  const int plane_size = g.height * g.width;
+  const int pooled_plane = g.pooled_height * g.pooled_width;
+  const Dtype* top_diff_planes = top.cpu_diff();
+  Dtype* bottom_diff_planes = bottom->mutable_cpu_diff();
+  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+    for (int plane = first; plane < end; ++plane) {
+      Dtype* bottom_diff = bottom_diff_planes + static_cast<size_t>(plane) * plane_size;
+      const Dtype* top_diff = top_diff_planes + static_cast<size_t>(plane) * pooled_plane;
+      std::fill(bottom_diff, bottom_diff + plane_size, Dtype(0));
+      for (int ph = 0; ph < g.pooled_height; ++ph) {
+        for (int pw = 0; pw < g.pooled_width; ++pw) {
+          const Window window = WindowAt(g, ph, pw);
+          const Dtype share = top_diff[ph * g.pooled_width + pw] / window.padded_size;
+          for (int h = window.h_begin; h < window.h_end; ++h) {
+            Dtype* row = bottom_diff + h * g.width;
+            for (int w = window.w_begin; w < window.w_end; ++w) row[w] += share;
+          }
         }
       }
     }
-    bottom_diff += g.height * g.width;
-    top_diff += g.pooled_height * g.pooled_width;
-  }
+  });
 }
 
 #ifdef CPU_ONLY

@@ -23,27 +23,35 @@ inline int OutputSize(int size, int kernel, int pad, int stride, int dilation) {
   return (size + 2 * pad - (dilation * (kernel - 1) + 1)) / stride + 1;
 }
 
-// Both im2col and col2im visit the same (column entry, image element) pairs;
-// only what they do with a pair differs. visit(col_index, im_index) gets
-// im_index -1 for entries that read padding.
-template <typename Visit>
-void VisitColumnPairs2d(int channels, int height, int width, int kernel_h, int kernel_w, int pad_h,
-                        int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
-                        Visit visit) {
+// Both im2col and col2im walk the same column rows, one per (channel, kernel
+// tap, output row), each output_w entries long; only what they do with a row
+// differs. visit(col_offset, im_offset, ow_begin, ow_end): entries
+// [ow_begin, ow_end) of the row at col_offset read the image at
+// im_offset + ow * stride_w; the others read padding. Working a row at a time
+// keeps the bounds checks out of the inner loops.
+template <typename RowVisit>
+void VisitColumnRows2d(int channels, int height, int width, int kernel_h, int kernel_w, int pad_h,
+                       int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
+                       RowVisit visit) {
   const int output_h = OutputSize(height, kernel_h, pad_h, stride_h, dilation_h);
   const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
-  int col_index = 0;
+  int col_offset = 0;
   for (int channel = 0; channel < channels; ++channel) {
     const int channel_offset = channel * height * width;
     for (int kh = 0; kh < kernel_h; ++kh) {
       for (int kw = 0; kw < kernel_w; ++kw) {
-        for (int oh = 0; oh < output_h; ++oh) {
+        // The input column read at ow = 0, and the output range inside the image.
+        const int iw0 = InputPosition(0, kw, pad_w, stride_w, dilation_w);
+        const int inside_begin = iw0 >= 0 ? 0 : (-iw0 + stride_w - 1) / stride_w;
+        const int inside_end =
+            width > iw0 ? std::min(output_w, (width - iw0 + stride_w - 1) / stride_w) : 0;
+        const int ow_begin = std::min(inside_begin, inside_end);
+        for (int oh = 0; oh < output_h; ++oh, col_offset += output_w) {
           const int ih = InputPosition(oh, kh, pad_h, stride_h, dilation_h);
-          const bool row_inside = InsideAxis(ih, height);
-          for (int ow = 0; ow < output_w; ++ow, ++col_index) {
-            const int iw = InputPosition(ow, kw, pad_w, stride_w, dilation_w);
-            const bool inside = row_inside && InsideAxis(iw, width);
-            visit(col_index, inside ? channel_offset + ih * width + iw : -1);
+          if (InsideAxis(ih, height)) {
+            visit(col_offset, channel_offset + ih * width + iw0, ow_begin, inside_end);
+          } else {
+            visit(col_offset, 0, 0, 0);
           }
         }
       }
@@ -109,10 +117,22 @@ template <typename Dtype>
 void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
                 int dilation_w, Dtype* data_col) {
-  VisitColumnPairs2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                     dilation_h, dilation_w, [&](int col_index, int im_index) {
-                       data_col[col_index] = im_index >= 0 ? data_im[im_index] : Dtype(0);
-                     });
+  const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
+  VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+                    dilation_h, dilation_w,
+                    [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
+                      Dtype* col = data_col + col_offset;
+                      std::fill(col, col + ow_begin, Dtype(0));
+                      if (stride_w == 1) {
+                        std::copy(data_im + im_offset + ow_begin, data_im + im_offset + ow_end,
+                                  col + ow_begin);
+                      } else {
+                        for (int ow = ow_begin; ow < ow_end; ++ow) {
+                          col[ow] = data_im[im_offset + ow * stride_w];
+                        }
+                      }
+                      std::fill(col + std::max(ow_begin, ow_end), col + output_w, Dtype(0));
+                    });
 }
 
 template <typename Dtype>
@@ -120,10 +140,17 @@ void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int 
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
                 int dilation_w, Dtype* data_im) {
   std::fill(data_im, data_im + channels * height * width, Dtype(0));
-  VisitColumnPairs2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                     dilation_h, dilation_w, [&](int col_index, int im_index) {
-                       if (im_index >= 0) data_im[im_index] += data_col[col_index];
-                     });
+  VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+                    dilation_h, dilation_w,
+                    [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
+                      const Dtype* col = data_col + col_offset;
+                      Dtype* im = data_im + im_offset;
+                      if (stride_w == 1) {
+                        for (int ow = ow_begin; ow < ow_end; ++ow) im[ow] += col[ow];
+                      } else {
+                        for (int ow = ow_begin; ow < ow_end; ++ow) im[ow * stride_w] += col[ow];
+                      }
+                    });
 }
 
 template <typename Dtype>

@@ -3,11 +3,21 @@
 #include <boost/random/bernoulli_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
+#include <algorithm>
 #include <cstring>
+
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 
 namespace {
+
+// Below this many multiply-adds a GEMM runs on the calling thread: waking the
+// pool would cost more than it saves.
+constexpr int64_t kMinParallelGemmWork = int64_t(1) << 21;
+// Parallel GEMMs split C into blocks of this many rows or columns (a multiple
+// of the kernels' vector width).
+constexpr int kGemmBlock = 16;
 
 // Overloads that pick the single- or double-precision CBLAS routine, so each
 // math function below is written once as a template.
@@ -59,7 +69,30 @@ void cpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, in
   // Row-major: the leading dimension is the stored row length.
   const int lda = (trans_a == CblasNoTrans) ? K : M;
   const int ldb = (trans_b == CblasNoTrans) ? N : K;
-  blas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+  // OpenBLAS runs on one thread (thread_pool.hpp); a product worth it is cut
+  // into blocks of C's rows or columns, whichever are more, one per pool
+  // thread. Each entry of C is still one thread's whole dot product.
+  const int64_t work = static_cast<int64_t>(M) * N * K;
+  const int split_dim = std::max(M, N);
+  if (work < kMinParallelGemmWork || split_dim < 2 * kGemmBlock) {
+    blas_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+    return;
+  }
+  const bool split_rows = M >= N;
+  const int64_t blocks = (split_dim + kGemmBlock - 1) / kGemmBlock;
+  ThreadPool::Global().ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+    const int first = static_cast<int>(begin * kGemmBlock);
+    const int size = std::min(static_cast<int>(end * kGemmBlock), split_dim) - first;
+    if (split_rows) {
+      const Dtype* A_rows = A + (trans_a == CblasNoTrans ? static_cast<size_t>(first) * K : first);
+      blas_gemm(trans_a, trans_b, size, N, K, alpha, A_rows, lda, B, ldb, beta,
+                C + static_cast<size_t>(first) * N, N);
+    } else {
+      const Dtype* B_columns =
+          B + (trans_b == CblasNoTrans ? first : static_cast<size_t>(first) * K);
+      blas_gemm(trans_a, trans_b, M, size, K, alpha, A, lda, B_columns, ldb, beta, C + first, N);
+    }
+  });
 }
 
 template <typename Dtype>

@@ -50,7 +50,7 @@ int ThreadBudget() {
   boost::mutex::scoped_lock lock(BudgetMutex());
   if (BudgetValue() == 0) {
     BudgetValue() = DefaultThreadBudget();
-    openblas_set_num_threads(BudgetValue());
+    openblas_set_num_threads(1);
   }
   return BudgetValue();
 }
@@ -59,7 +59,7 @@ void SetThreadBudget(int n) {
   CREMA_REQUIRE(n >= 1, "the thread budget must be at least 1, got " << n);
   boost::mutex::scoped_lock lock(BudgetMutex());
   BudgetValue() = n;
-  openblas_set_num_threads(n);
+  openblas_set_num_threads(1);
   GlobalPool().reset();  // rebuilt at the new size on next use
 }
 
