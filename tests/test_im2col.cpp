@@ -292,6 +292,36 @@ TYPED_TEST(Im2colTest, RectangularKernelAndImage) {
   EXPECT_EQ(expected, Im2col(Iota<Dtype>(8, 1), g));
 }
 
+// Rows written col_row_stride apart (one image's place in a matrix of several
+// images' columns): the packed rows land at their offsets, the gaps between
+// them stay untouched, and col2im reads the same strided rows back.
+TYPED_TEST(Im2colTest, StridedRowsHoldThePackedRows) {
+  using Dtype = TypeParam;
+  Geometry2d g{2, 5, 6, 3, 2};
+  g.pad_h = 1;
+  g.stride_w = 2;
+  g.dilation_h = 2;
+  const int positions = g.output_h() * g.output_w();
+  const int rows = g.col_count() / positions;
+  const int row_stride = positions + 5;
+  const std::vector<Dtype> image = RandomValues<Dtype>(g.im_count(), 11);
+  const std::vector<Dtype> packed = Im2col(image, g);
+  std::vector<Dtype> strided(rows * row_stride, Dtype(42));
+  im2col_cpu(image.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h, g.pad_w,
+             g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, strided.data(), row_stride);
+  for (int row = 0; row < rows; ++row) {
+    for (int i = 0; i < row_stride; ++i) {
+      const Dtype expected = i < positions ? packed[row * positions + i] : Dtype(42);
+      ASSERT_EQ(expected, strided[row * row_stride + i]) << "row " << row << ", entry " << i;
+    }
+  }
+  std::vector<Dtype> from_strided(g.im_count(), Dtype(7));
+  col2im_cpu(strided.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h,
+             g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, from_strided.data(),
+             row_stride);
+  EXPECT_EQ(Col2im(packed, g), from_strided);
+}
+
 TYPED_TEST(Im2colTest, ChannelsStackTheirRows) {
   using Dtype = TypeParam;
   const Geometry2d g{2, 3, 3, 2, 2};

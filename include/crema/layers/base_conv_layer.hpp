@@ -73,6 +73,9 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   void ImageToColumns_cpu(const Dtype* image, Dtype* columns) const;
   // Overwrites image with the sum of the columns' entries that read it.
   void ColumnsToImage_cpu(const Dtype* columns, Dtype* image) const;
+  // 2-D im2col only: the same with the columns' rows row_stride apart.
+  void ImageToStridedColumns_cpu(const Dtype* image, int row_stride, Dtype* columns) const;
+  void StridedColumnsToImage_cpu(const Dtype* columns, int row_stride, Dtype* image) const;
 
   // ---- The batch on the CPU, in parallel parts ----
   // What one part of the batch works in.

@@ -9,17 +9,19 @@ namespace crema {
 // 2-D: data_im is channels x height x width; data_col is
 // (channels * kernel_h * kernel_w) x (output_h * output_w), with
 // output_h = (height + 2 * pad_h - (dilation_h * (kernel_h - 1) + 1)) / stride_h + 1.
-// Positions in the padding read as zero.
+// Positions in the padding read as zero. On the CPU the rows of data_col may
+// lie col_row_stride apart (0: packed, output_h * output_w), so that one
+// image's columns can be written straight into a matrix of several images'.
 template <typename Dtype>
 void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
-                int dilation_w, Dtype* data_col);
+                int dilation_w, Dtype* data_col, int col_row_stride = 0);
 
 // Accumulates into a zeroed image (the function zeroes data_im first).
 template <typename Dtype>
 void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
-                int dilation_w, Dtype* data_im);
+                int dilation_w, Dtype* data_im, int col_row_stride = 0);
 
 // N-D: num_spatial_axes spatial axes; im_shape is (channels, spatial...) and
 // col_shape is (channels * prod(kernel), output spatial...), each of

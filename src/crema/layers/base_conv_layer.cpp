@@ -19,7 +19,6 @@ constexpr size_t kMaxChunkBytes = 8 << 20;
 // On the CPU, half a core's L2 cache: the columns written by im2col are still
 // there when the GEMM reads them.
 constexpr size_t kMaxCpuChunkBytes = 512 << 10;
-
 int Product(const std::vector<int>& values) {
   return std::accumulate(values.begin(), values.end(), 1, std::multiplies<int>());
 }
@@ -375,6 +374,24 @@ void BaseConvolutionLayer<Dtype>::ColumnsToImage_cpu(const Dtype* columns, Dtype
                 shapes + NdDilationOffset(), image);
 }
 
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::ImageToStridedColumns_cpu(const Dtype* image, int row_stride,
+                                                            Dtype* columns) const {
+  CHECK(use_2d_im2col_);
+  im2col_cpu(image, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
+             kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
+             dilation_[0], dilation_[1], columns, row_stride);
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::StridedColumnsToImage_cpu(const Dtype* columns, int row_stride,
+                                                            Dtype* image) const {
+  CHECK(use_2d_im2col_);
+  col2im_cpu(columns, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
+             kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
+             dilation_[0], dilation_[1], image, row_stride);
+}
+
 // ---- One chunk ----
 
 template <typename Dtype>
@@ -389,6 +406,11 @@ const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(ChunkBuffers& buffe
   const int positions = images * output_spatial_dim_;
   for (int i = 0; i < images; ++i) {
     const Dtype* image = input + static_cast<size_t>(i) * conv_input_dim_;
+    if (use_2d_im2col_ && !is_1x1_) {
+      // Straight into the image's place in the chunk's matrix.
+      ImageToStridedColumns_cpu(image, positions, columns + i * output_spatial_dim_);
+      continue;
+    }
     // A 1x1 image is its own columns.
     const Dtype* image_columns = image;
     if (!is_1x1_) {
@@ -420,6 +442,10 @@ void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(ChunkBuffers& buffers,
   const int positions = images * output_spatial_dim_;
   for (int i = 0; i < images; ++i) {
     Dtype* image = input + static_cast<size_t>(i) * conv_input_dim_;
+    if (use_2d_im2col_ && !is_1x1_) {
+      StridedColumnsToImage_cpu(columns + i * output_spatial_dim_, positions, image);
+      continue;
+    }
     Dtype* image_columns = is_1x1_ ? image : buffers.image_columns.mutable_cpu_data();
     CopyBlock_cpu(column_rows_, output_spatial_dim_, columns + i * output_spatial_dim_, positions,
                   image_columns, output_spatial_dim_);

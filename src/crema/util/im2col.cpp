@@ -24,18 +24,20 @@ inline int OutputSize(int size, int kernel, int pad, int stride, int dilation) {
 }
 
 // Both im2col and col2im walk the same column rows, one per (channel, kernel
-// tap, output row), each output_w entries long; only what they do with a row
-// differs. visit(col_offset, im_offset, ow_begin, ow_end): entries
-// [ow_begin, ow_end) of the row at col_offset read the image at
+// tap, output row), each output_w entries long (rows of one tap are
+// col_row_stride apart); only what they do with a row differs.
+// visit(col_offset, im_offset, ow_begin, ow_end): entries [ow_begin, ow_end)
+// of the row at col_offset read the image at
 // im_offset + ow * stride_w; the others read padding. Working a row at a time
 // keeps the bounds checks out of the inner loops.
 template <typename RowVisit>
 void VisitColumnRows2d(int channels, int height, int width, int kernel_h, int kernel_w, int pad_h,
                        int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
-                       RowVisit visit) {
+                       int col_row_stride, RowVisit visit) {
   const int output_h = OutputSize(height, kernel_h, pad_h, stride_h, dilation_h);
   const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
-  int col_offset = 0;
+  if (col_row_stride == 0) col_row_stride = output_h * output_w;
+  int tap_offset = 0;
   for (int channel = 0; channel < channels; ++channel) {
     const int channel_offset = channel * height * width;
     for (int kh = 0; kh < kernel_h; ++kh) {
@@ -46,6 +48,8 @@ void VisitColumnRows2d(int channels, int height, int width, int kernel_h, int ke
         const int inside_end =
             width > iw0 ? std::min(output_w, (width - iw0 + stride_w - 1) / stride_w) : 0;
         const int ow_begin = std::min(inside_begin, inside_end);
+        int col_offset = tap_offset;
+        tap_offset += col_row_stride;
         for (int oh = 0; oh < output_h; ++oh, col_offset += output_w) {
           const int ih = InputPosition(oh, kh, pad_h, stride_h, dilation_h);
           if (InsideAxis(ih, height)) {
@@ -116,32 +120,33 @@ void VisitColumnPairsNd(int num_spatial_axes, const int* im_shape, const int* co
 template <typename Dtype>
 void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
-                int dilation_w, Dtype* data_col) {
+                int dilation_w, Dtype* data_col, int col_row_stride) {
   const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
   VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                    dilation_h, dilation_w,
+                    dilation_h, dilation_w, col_row_stride,
                     [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
+                      // Plain loops: rows are a few values long (see CMakeLists.txt).
                       Dtype* col = data_col + col_offset;
-                      std::fill(col, col + ow_begin, Dtype(0));
+                      for (int ow = 0; ow < ow_begin; ++ow) col[ow] = Dtype(0);
+                      const Dtype* im = data_im + im_offset;
                       if (stride_w == 1) {
-                        std::copy(data_im + im_offset + ow_begin, data_im + im_offset + ow_end,
-                                  col + ow_begin);
+                        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = im[ow];
                       } else {
-                        for (int ow = ow_begin; ow < ow_end; ++ow) {
-                          col[ow] = data_im[im_offset + ow * stride_w];
-                        }
+                        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = im[ow * stride_w];
                       }
-                      std::fill(col + std::max(ow_begin, ow_end), col + output_w, Dtype(0));
+                      for (int ow = std::max(ow_begin, ow_end); ow < output_w; ++ow) {
+                        col[ow] = Dtype(0);
+                      }
                     });
 }
 
 template <typename Dtype>
 void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
-                int dilation_w, Dtype* data_im) {
+                int dilation_w, Dtype* data_im, int col_row_stride) {
   std::fill(data_im, data_im + channels * height * width, Dtype(0));
   VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                    dilation_h, dilation_w,
+                    dilation_h, dilation_w, col_row_stride,
                     [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
                       const Dtype* col = data_col + col_offset;
                       Dtype* im = data_im + im_offset;
@@ -177,9 +182,9 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
 
 #define INSTANTIATE_IM2COL_CPU(Dtype)                                                             \
   template void im2col_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
-                                  int, Dtype*);                                                   \
+                                  int, Dtype*, int);                                              \
   template void col2im_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
-                                  int, Dtype*);                                                   \
+                                  int, Dtype*, int);                                              \
   template void im2col_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
                                      const int*, const int*, const int*, Dtype*);                 \
   template void col2im_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
