@@ -155,7 +155,8 @@ TYPED_TEST(PoolingLayerTest, MaxMatchesScannedWindowsOnRandomPlanes) {
     int kernel, stride, pad, height, width;
   };
   const Geometry geometries[] = {
-      {2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9}, {3, 1, 1, 7, 8}, {2, 3, 0, 10, 11}};
+      {2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9},
+      {3, 1, 1, 7, 8},   {2, 3, 0, 10, 11}, {4, 3, 1, 12, 13}};
   std::mt19937 random(7);
   std::uniform_int_distribution<int> level(-4, 4);
   for (int budget : {1, 2, 3}) {

@@ -88,6 +88,29 @@ void MaxIntoRow(const Dtype* __restrict in, int tap, int stride, int begin, int 
   }
 }
 
+// The same for a fixed KH x KW kernel, a whole window at a time: the running
+// maximum stays in registers across the (unrolled) taps.
+template <int KH, int KW, typename Dtype>
+void MaxWindowsOfRow(const Dtype* __restrict in, int width, int first_tap, int stride, int begin,
+                     int end, Dtype* __restrict out, int* __restrict selected) {
+  for (int pw = begin; pw < end; ++pw) {
+    const int corner = first_tap + pw * stride;
+    int best = corner;
+    Dtype best_value = in[corner];
+    for (int kh = 0; kh < KH; ++kh) {
+      for (int kw = (kh == 0 ? 1 : 0); kw < KW; ++kw) {
+        const int index = corner + kh * width + kw;
+        const Dtype value = in[index];
+        const int take = -static_cast<int>(value > best_value);
+        best_value = best_value < value ? value : best_value;
+        best = (index & take) | (best & ~take);
+      }
+    }
+    out[pw] = best_value;
+    selected[pw] = best;
+  }
+}
+
 // Caffe's output size: rounded up (or down) number of strides, and with
 // padding, no window may start in the trailing padding.
 int PooledSize(int input_size, int kernel, int stride, int pad, bool any_padding,
@@ -242,19 +265,27 @@ void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
         const bool rows_inside = h_start >= 0 && h_start + g.kernel_h <= g.height;
         const int fast_begin = rows_inside ? interior_begin : g.pooled_width;
         const int fast_end = rows_inside ? interior_end : g.pooled_width;
-        // Windows wholly inside: tap by tap across the row, so that the loop
-        // over pw has no branch (a kept maximum is a select) and vectorises.
-        // Taps in row-major order and a strict comparison keep the first
-        // maximum, as the general path does.
-        for (int pw = fast_begin; pw < fast_end; ++pw) {
-          const int index = h_start * g.width + pw * g.stride_w - g.pad_w;
-          out_row[pw] = in[index];
-          selected_row[pw] = index;
-        }
-        for (int kh = 0; kh < g.kernel_h && fast_begin < fast_end; ++kh) {
-          for (int kw = (kh == 0 ? 1 : 0); kw < g.kernel_w; ++kw) {
-            const int tap = (h_start + kh) * g.width + kw - g.pad_w;
-            MaxIntoRow(in, tap, g.stride_w, fast_begin, fast_end, out_row, selected_row);
+        // Windows wholly inside, without a branch per comparison (a kept
+        // maximum is a select): a window at a time for 2x2 and 3x3 kernels,
+        // otherwise tap by tap across the row. Taps in row-major order and a
+        // strict comparison keep the first maximum, as the general path does.
+        const int first_tap = h_start * g.width - g.pad_w;
+        if (g.kernel_h == 2 && g.kernel_w == 2) {
+          MaxWindowsOfRow<2, 2>(in, g.width, first_tap, g.stride_w, fast_begin, fast_end, out_row,
+                                selected_row);
+        } else if (g.kernel_h == 3 && g.kernel_w == 3) {
+          MaxWindowsOfRow<3, 3>(in, g.width, first_tap, g.stride_w, fast_begin, fast_end, out_row,
+                                selected_row);
+        } else {
+          for (int pw = fast_begin; pw < fast_end; ++pw) {
+            out_row[pw] = in[first_tap + pw * g.stride_w];
+            selected_row[pw] = first_tap + pw * g.stride_w;
+          }
+          for (int kh = 0; kh < g.kernel_h && fast_begin < fast_end; ++kh) {
+            for (int kw = (kh == 0 ? 1 : 0); kw < g.kernel_w; ++kw) {
+              MaxIntoRow(in, first_tap + kh * g.width + kw, g.stride_w, fast_begin, fast_end,
+                         out_row, selected_row);
+            }
           }
         }
         // Windows cut by the image's edge (padding, or a rounded-up size):
