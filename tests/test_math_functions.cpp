@@ -142,6 +142,44 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
   }
 }
 
+// Element-wise functions on arrays long enough to be split into blocks over
+// the pool, at budgets that split them differently: every value is the
+// function of its own inputs (and the split leaves nothing out).
+TYPED_TEST(MathFunctionsTest, ElementWiseSplitOverThePool) {
+  const int n = 300007;  // odd: uneven blocks
+  std::vector<TypeParam> a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = TypeParam(1) + TypeParam(i % 97) / 16;
+    b[i] = TypeParam(i % 13) - 6;
+  }
+  for (int budget : {1, 2, 3}) {
+    ScopedThreadBudget scoped(budget);
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    std::vector<TypeParam> y(n, TypeParam(5));
+    cpu_mul(n, a.data(), b.data(), y.data());
+    for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] * b[i]) << "mul at " << i;
+    // -0.75 (LRN's default exponent) has its own formula; 1.5 is a pow.
+    for (TypeParam exponent : {TypeParam(-0.75), TypeParam(1.5)}) {
+      cpu_powx(n, a.data(), exponent, y.data());
+      for (int i = 0; i < n; ++i) {
+        const double expected = std::pow(double(a[i]), double(exponent));
+        ASSERT_NEAR(y[i], expected, 1e-6 * expected) << "powx " << exponent << " at " << i;
+      }
+    }
+    cpu_axpby(n, TypeParam(2), a.data(), TypeParam(0.5), y.data());
+    for (int i = 0; i < n; ++i) {
+      const double expected = 2.0 * a[i] + 0.5 * std::pow(double(a[i]), 1.5);
+      ASSERT_NEAR(y[i], expected, 1e-6 * expected) << "axpby at " << i;
+    }
+    cpu_set(n, TypeParam(0), y.data());
+    cpu_axpy(n, TypeParam(-1), b.data(), y.data());
+    cpu_add_scalar(n, TypeParam(3), y.data());
+    for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], 3 - b[i]) << "set, axpy, add_scalar at " << i;
+    cpu_abs(n, b.data(), y.data());
+    for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], std::fabs(b[i])) << "abs at " << i;
+  }
+}
+
 TYPED_TEST(MathFunctionsTest, GemvNoTranspose) {
   const std::vector<TypeParam> x{1, 2, 3};
   std::vector<TypeParam> y(2, TypeParam(99));

@@ -41,6 +41,7 @@ class LRNLayer : public Layer<Dtype> {
   }
   // window_sum[i] = sum of values[j] over the neighbourhood of i (the channel
   // run, or the spatial square, of size local_size_ centred on i).
+  void ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top);
   void WindowSumCpu(const Dtype* values, Dtype* window_sum) const;
 
   int local_size_ = 0;

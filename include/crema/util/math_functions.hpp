@@ -72,6 +72,15 @@ template <typename Dtype>
 void cpu_sqrt(int N, const Dtype* a, Dtype* y);
 template <typename Dtype>
 void cpu_powx(int N, const Dtype* a, Dtype b, Dtype* y);
+
+// a^b for one value, as cpu_powx computes it: b = -0.75 (LRN's default
+// exponent) as 1 / sqrt(a * sqrt(a)), a fraction of a pow's cost and within a
+// few units in the last place of it.
+template <typename Dtype>
+inline Dtype pow_value(Dtype a, Dtype b) {
+  if (b == Dtype(-0.75)) return Dtype(1) / std::sqrt(a * std::sqrt(a));
+  return std::pow(a, b);
+}
 template <typename Dtype>
 void cpu_exp(int N, const Dtype* a, Dtype* y);
 template <typename Dtype>

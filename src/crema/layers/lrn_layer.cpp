@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "crema/util/thread_pool.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -47,42 +49,48 @@ void LRNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
 template <typename Dtype>
 void LRNLayer<Dtype>::WindowSumCpu(const Dtype* values, Dtype* window_sum) const {
   const int plane_size = height_ * width_;
-  if (across_channels()) {
-    for (int n = 0; n < num_; ++n) {
-      const Dtype* image = values + n * channels_ * plane_size;
-      for (int c = 0; c < channels_; ++c) {
-        Dtype* out = window_sum + (n * channels_ + c) * plane_size;
-        cpu_set(plane_size, Dtype(0), out);
+  // Every output plane is its own sum: the planes split over the pool.
+  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
+  ThreadPool::Global().ParallelFor(num_ * channels_, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      Dtype* out = window_sum + plane * plane_size;
+      if (across_channels()) {
+        const int c = static_cast<int>(plane % channels_);
+        const Dtype* image = values + (plane - c) * plane_size;
+        std::fill(out, out + plane_size, Dtype(0));
         const int first = std::max(c - half_size_, 0);
         const int last = std::min(c + half_size_, channels_ - 1);
         for (int other = first; other <= last; ++other) {
-          cpu_axpy(plane_size, Dtype(1), image + other * plane_size, out);
+          const Dtype* in = image + other * plane_size;
+          for (int i = 0; i < plane_size; ++i) out[i] += in[i];
         }
+        continue;
       }
-    }
-    return;
-  }
-  for (int plane = 0; plane < num_ * channels_; ++plane) {
-    const Dtype* in = values + plane * plane_size;
-    Dtype* out = window_sum + plane * plane_size;
-    for (int h = 0; h < height_; ++h) {
-      for (int w = 0; w < width_; ++w) {
-        Dtype sum = 0;
-        for (int y = std::max(h - half_size_, 0); y <= std::min(h + half_size_, height_ - 1); ++y) {
-          for (int x = std::max(w - half_size_, 0); x <= std::min(w + half_size_, width_ - 1);
-               ++x) {
-            sum += in[y * width_ + x];
+      const Dtype* in = values + plane * plane_size;
+      for (int h = 0; h < height_; ++h) {
+        for (int w = 0; w < width_; ++w) {
+          Dtype sum = 0;
+          for (int y = std::max(h - half_size_, 0); y <= std::min(h + half_size_, height_ - 1);
+               ++y) {
+            for (int x = std::max(w - half_size_, 0); x <= std::min(w + half_size_, width_ - 1);
+                 ++x) {
+              sum += in[y * width_ + x];
+            }
           }
+          out[h * width_ + w] = sum;
         }
-        out[h * width_ + w] = sum;
       }
     }
-  }
+  });
 }
 
 template <typename Dtype>
 void LRNLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                   const std::vector<Blob<Dtype>*>& top) {
+  if (across_channels()) {
+    ForwardAcrossChannelsCpu(*bottom[0], top[0]);
+    return;
+  }
   const int count = bottom[0]->count();
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* scale = scale_.mutable_cpu_data();
@@ -93,6 +101,39 @@ void LRNLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   Dtype* top_data = top[0]->mutable_cpu_data();
   cpu_powx(count, scale_.cpu_data(), -beta_, top_data);
   cpu_mul(count, top_data, bottom_data, top_data);
+}
+
+// The across-channels forward in one pass per output plane (the separate
+// passes of the general path each stream the whole blob through memory):
+// scale = k + alpha / n * (the window's sum of squares), top = x * scale^-beta,
+// with the same operations in the same order as the general path.
+template <typename Dtype>
+void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top) {
+  const int plane_size = height_ * width_;
+  const Dtype* bottom_data = bottom.cpu_data();
+  Dtype* scale_data = scale_.mutable_cpu_data();
+  Dtype* top_data = top->mutable_cpu_data();
+  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
+  ThreadPool::Global().ParallelFor(num_ * channels_, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int c = static_cast<int>(plane % channels_);
+      const Dtype* image = bottom_data + (plane - c) * plane_size;
+      Dtype* scale = scale_data + plane * plane_size;
+      std::fill(scale, scale + plane_size, Dtype(0));
+      const int first = std::max(c - half_size_, 0);
+      const int last = std::min(c + half_size_, channels_ - 1);
+      for (int other = first; other <= last; ++other) {
+        const Dtype* in = image + other * plane_size;
+        for (int i = 0; i < plane_size; ++i) scale[i] += in[i] * in[i];
+      }
+      const Dtype* x = bottom_data + plane * plane_size;
+      Dtype* y = top_data + plane * plane_size;
+      for (int i = 0; i < plane_size; ++i) {
+        scale[i] = scale[i] * window_alpha_ + offset_;
+        y[i] = pow_value(scale[i], -beta_) * x[i];
+      }
+    }
+  });
 }
 
 // dL/dx_j = g_j * scale_j^-beta

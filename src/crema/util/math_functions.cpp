@@ -19,6 +19,27 @@ constexpr int64_t kMinParallelGemmWork = int64_t(1) << 21;
 // of the kernels' vector width).
 constexpr int kGemmBlock = 16;
 
+// Element-wise functions split n values into blocks over the pool from this
+// many values on (fewer cost less than waking a thread)...
+constexpr int kMinParallelElements = 1 << 16;
+// ... or from this many when each value costs a transcendental function.
+constexpr int kMinParallelTranscendentals = 1 << 11;
+
+// Calls fn(begin, end) over [0, n) in blocks of at least min_block values,
+// in parallel when there are at least two. Every value is computed alone, so
+// the split never changes a result.
+template <typename Fn>
+void ForBlocks(int n, int min_block, const Fn& fn) {
+  if (n <= 0) return;
+  if (n < 2 * min_block) {
+    fn(0, n);
+    return;
+  }
+  ThreadPool::Global().ParallelFor(n, min_block, [&](int64_t begin, int64_t end) {
+    fn(static_cast<int>(begin), static_cast<int>(end));
+  });
+}
+
 // Overloads that pick the single- or double-precision CBLAS routine, so each
 // math function below is written once as a template.
 inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
@@ -103,111 +124,146 @@ void cpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A
 
 template <typename Dtype>
 void cpu_axpy(int N, Dtype alpha, const Dtype* X, Dtype* Y) {
-  blas_axpy(N, alpha, X, Y);
+  ForBlocks(N, kMinParallelElements,
+            [&](int begin, int end) { blas_axpy(end - begin, alpha, X + begin, Y + begin); });
 }
 
 template <typename Dtype>
 void cpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y) {
   // As in BLAS, beta == 0 means Y is not read: it may hold garbage or NaN.
-  if (beta == Dtype(0)) {
-    cpu_set(N, Dtype(0), Y);
-  } else {
-    blas_scal(N, beta, Y);
-  }
-  blas_axpy(N, alpha, X, Y);
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    if (beta == Dtype(0)) {
+      std::memset(Y + begin, 0, sizeof(Dtype) * (end - begin));
+    } else {
+      blas_scal(end - begin, beta, Y + begin);
+    }
+    blas_axpy(end - begin, alpha, X + begin, Y + begin);
+  });
 }
 
 template <typename Dtype>
 void cpu_copy(int N, const Dtype* X, Dtype* Y) {
   if (X == Y || N <= 0) return;
-  std::memcpy(Y, X, sizeof(Dtype) * N);
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    std::memcpy(Y + begin, X + begin, sizeof(Dtype) * (end - begin));
+  });
 }
 
 template <typename Dtype>
 void cpu_set(int N, Dtype alpha, Dtype* Y) {
-  if (N <= 0) return;
-  if (alpha == Dtype(0)) {
-    std::memset(Y, 0, sizeof(Dtype) * N);
-    return;
-  }
-  for (int i = 0; i < N; ++i) Y[i] = alpha;
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    if (alpha == Dtype(0)) {
+      std::memset(Y + begin, 0, sizeof(Dtype) * (end - begin));
+      return;
+    }
+    for (int i = begin; i < end; ++i) Y[i] = alpha;
+  });
 }
 
 template <typename Dtype>
 void cpu_add_scalar(int N, Dtype alpha, Dtype* Y) {
-  for (int i = 0; i < N; ++i) Y[i] += alpha;
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) Y[i] += alpha;
+  });
 }
 
 template <typename Dtype>
 void cpu_scal(int N, Dtype alpha, Dtype* X) {
-  blas_scal(N, alpha, X);
+  ForBlocks(N, kMinParallelElements,
+            [&](int begin, int end) { blas_scal(end - begin, alpha, X + begin); });
 }
 
 template <typename Dtype>
 void cpu_scale(int N, Dtype alpha, const Dtype* x, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = alpha * x[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = alpha * x[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_add(int N, const Dtype* a, const Dtype* b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = a[i] + b[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = a[i] + b[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_sub(int N, const Dtype* a, const Dtype* b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = a[i] - b[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = a[i] - b[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_mul(int N, const Dtype* a, const Dtype* b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = a[i] * b[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = a[i] * b[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_div(int N, const Dtype* a, const Dtype* b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = a[i] / b[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = a[i] / b[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_sqr(int N, const Dtype* a, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = a[i] * a[i];
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = a[i] * a[i];
+  });
 }
 
 template <typename Dtype>
 void cpu_sqrt(int N, const Dtype* a, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::sqrt(a[i]);
+  ForBlocks(N, kMinParallelTranscendentals, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = std::sqrt(a[i]);
+  });
 }
 
 template <typename Dtype>
 void cpu_powx(int N, const Dtype* a, Dtype b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::pow(a[i], b);
+  ForBlocks(N, kMinParallelTranscendentals, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = pow_value(a[i], b);
+  });
 }
 
 template <typename Dtype>
 void cpu_exp(int N, const Dtype* a, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::exp(a[i]);
+  ForBlocks(N, kMinParallelTranscendentals, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = std::exp(a[i]);
+  });
 }
 
 template <typename Dtype>
 void cpu_log(int N, const Dtype* a, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::log(a[i]);
+  ForBlocks(N, kMinParallelTranscendentals, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = std::log(a[i]);
+  });
 }
 
 template <typename Dtype>
 void cpu_abs(int N, const Dtype* a, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::fabs(a[i]);
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = std::fabs(a[i]);
+  });
 }
 
 template <typename Dtype>
 void cpu_sign(int N, const Dtype* x, Dtype* y) {
-  for (int i = 0; i < N; ++i) {
-    y[i] = static_cast<Dtype>((Dtype(0) < x[i]) - (x[i] < Dtype(0)));
-  }
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      y[i] = static_cast<Dtype>((Dtype(0) < x[i]) - (x[i] < Dtype(0)));
+    }
+  });
 }
 
 template <typename Dtype>
 void cpu_sgnbit(int N, const Dtype* x, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::signbit(x[i]) ? Dtype(1) : Dtype(0);
+  ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) y[i] = std::signbit(x[i]) ? Dtype(1) : Dtype(0);
+  });
 }
 
 template <typename Dtype>
