@@ -111,12 +111,14 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
     for (const Shape& s : shapes) {
       for (CBLAS_TRANSPOSE trans_a : transposes) {
         for (CBLAS_TRANSPOSE trans_b : transposes) {
-          SCOPED_TRACE(testing::Message() << "budget " << budget << ", " << s.M << "x" << s.N
-                                          << "x" << s.K << ", trans_a " << (trans_a == CblasTrans)
+          SCOPED_TRACE(testing::Message() << "budget " << budget << ", " << s.M << "x" << s.N << "x"
+                                          << s.K << ", trans_a " << (trans_a == CblasTrans)
                                           << ", trans_b " << (trans_b == CblasTrans));
           std::vector<TypeParam> a(s.M * s.K), b(s.K * s.N), c(s.M * s.N);
-          for (size_t i = 0; i < a.size(); ++i) a[i] = TypeParam(static_cast<int>(i * 7 % 13) - 6) / 8;
-          for (size_t i = 0; i < b.size(); ++i) b[i] = TypeParam(static_cast<int>(i * 5 % 11) - 5) / 8;
+          for (size_t i = 0; i < a.size(); ++i)
+            a[i] = TypeParam(static_cast<int>(i * 7 % 13) - 6) / 8;
+          for (size_t i = 0; i < b.size(); ++i)
+            b[i] = TypeParam(static_cast<int>(i * 5 % 11) - 5) / 8;
           for (size_t i = 0; i < c.size(); ++i) c[i] = TypeParam(i % 3);
           std::vector<double> expected(c.size());
           for (int m = 0; m < s.M; ++m) {
@@ -130,11 +132,10 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
               expected[m * s.N + n] = 0.5 * sum + 2.0 * c[m * s.N + n];
             }
           }
-          cpu_gemm<TypeParam>(trans_a, trans_b, s.M, s.N, s.K, TypeParam(0.5), a.data(),
-                              b.data(), TypeParam(2), c.data());
+          cpu_gemm<TypeParam>(trans_a, trans_b, s.M, s.N, s.K, TypeParam(0.5), a.data(), b.data(),
+                              TypeParam(2), c.data());
           for (size_t i = 0; i < c.size(); ++i) {
-            ASSERT_NEAR(c[i], expected[i], 1e-3) << "at row " << i / s.N << ", column "
-                                                 << i % s.N;
+            ASSERT_NEAR(c[i], expected[i], 1e-3) << "at row " << i / s.N << ", column " << i % s.N;
           }
         }
       }

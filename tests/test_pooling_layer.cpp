@@ -154,17 +154,16 @@ TYPED_TEST(PoolingLayerTest, MaxMatchesScannedWindowsOnRandomPlanes) {
   struct Geometry {
     int kernel, stride, pad, height, width;
   };
-  const Geometry geometries[] = {
-      {2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9},
-      {3, 1, 1, 7, 8},   {2, 3, 0, 10, 11}, {4, 3, 1, 12, 13}};
+  const Geometry geometries[] = {{2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9},
+                                 {3, 1, 1, 7, 8},   {2, 3, 0, 10, 11}, {4, 3, 1, 12, 13}};
   std::mt19937 random(7);
   std::uniform_int_distribution<int> level(-4, 4);
   for (int budget : {1, 2, 3}) {
     ScopedThreadBudget scoped(budget);
     for (const Geometry& g : geometries) {
-      SCOPED_TRACE(testing::Message() << "budget " << budget << ", kernel " << g.kernel
-                                      << ", stride " << g.stride << ", pad " << g.pad << ", "
-                                      << g.height << "x" << g.width);
+      SCOPED_TRACE(testing::Message()
+                   << "budget " << budget << ", kernel " << g.kernel << ", stride " << g.stride
+                   << ", pad " << g.pad << ", " << g.height << "x" << g.width);
       const std::vector<int> shape{3, 4, g.height, g.width};
       std::vector<double> input(3 * 4 * g.height * g.width);
       for (double& value : input) value = level(random) / 4.0;
@@ -187,8 +186,7 @@ TYPED_TEST(PoolingLayerTest, MaxMatchesScannedWindowsOnRandomPlanes) {
               }
             }
             const int out = (plane * pooled_h + ph) * pooled_w + pw;
-            ASSERT_EQ(mask.cpu_data()[out], best) << "plane " << plane << " at " << ph << ","
-                                                  << pw;
+            ASSERT_EQ(mask.cpu_data()[out], best) << "plane " << plane << " at " << ph << "," << pw;
             ASSERT_EQ(top.cpu_data()[out], Dtype(in[best]));
           }
         }

@@ -173,8 +173,8 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int kernel_dim_ = 0;       // rows of one group's columns
   int conv_input_dim_ = 0;   // one input image: conv_in_channels_ x input positions
   int conv_output_dim_ = 0;  // one output image: conv_out_channels_ x output positions
-  int chunk_images_ = 1;      // images in a GPU chunk
-  int cpu_parts_ = 1;         // parts of the batch run in parallel on the CPU
+  int chunk_images_ = 1;     // images in a GPU chunk
+  int cpu_parts_ = 1;        // parts of the batch run in parallel on the CPU
   int cpu_chunk_images_ = 1;  // images in a chunk of a CPU part
 
  private:

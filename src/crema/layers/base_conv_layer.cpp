@@ -299,9 +299,8 @@ void BaseConvolutionLayer<Dtype>::ReshapeBuffers() {
   }
   if (!bias_term_) return;
   // Convolution adds the bias to a chunk's matrix, Deconvolution to one top image.
-  const int positions =
-      std::max(std::max(chunk_images_, cpu_chunk_images_) * output_spatial_dim_,
-               input_spatial_dim_);
+  const int positions = std::max(std::max(chunk_images_, cpu_chunk_images_) * output_spatial_dim_,
+                                 input_spatial_dim_);
   if (bias_multiplier_.count() == positions) return;
   bias_multiplier_.Reshape({positions});
   cpu_set(positions, Dtype(1), bias_multiplier_.mutable_cpu_data());
@@ -531,7 +530,8 @@ void BaseConvolutionLayer<Dtype>::AccumulateWeightDiff_cpu(const Dtype* columns,
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::AddBias_cpu(const Dtype* bias, int positions, Dtype* values) const {
+void BaseConvolutionLayer<Dtype>::AddBias_cpu(const Dtype* bias, int positions,
+                                              Dtype* values) const {
   cpu_gemm<Dtype>(CblasNoTrans, CblasNoTrans, num_output_, positions, 1, Dtype(1), bias,
                   bias_multiplier_.cpu_data(), Dtype(1), values);
 }

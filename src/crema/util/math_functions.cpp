@@ -1,9 +1,9 @@
 #include "crema/util/math_functions.hpp"
 
+#include <algorithm>
 #include <boost/random/bernoulli_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
-#include <algorithm>
 #include <cstring>
 
 #include "crema/util/thread_pool.hpp"
