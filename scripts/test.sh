@@ -45,7 +45,8 @@ else
   step "CUDA build skipped: no nvcc on this machine"
 fi
 
-thread_units="context;blocking_queue;internal_thread;thread_pool;data_reader;parallel"
+# The kernels that split their work over the thread pool are checked too.
+thread_units="context;blocking_queue;internal_thread;thread_pool;data_reader;parallel;math_functions;convolution_layer;pooling_layer;lrn_layer"
 step "ThreadSanitizer: $thread_units"
 # oneDNN runs on OpenMP, whose synchronisation ThreadSanitizer cannot see: the
 # TSan build checks Crema's own threads with the reference layers.

@@ -104,34 +104,35 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
   struct Shape {
     int M, N, K;
   };
-  const Shape shapes[] = {{150, 70, 300}, {40, 170, 400}};
+  // Both above the size from which a product is split (2^23 multiply-adds).
+  const Shape shapes[] = {{300, 90, 330}, {60, 410, 350}};
   const CBLAS_TRANSPOSE transposes[] = {CblasNoTrans, CblasTrans};
-  for (int budget : {1, 2, 3}) {
-    ScopedThreadBudget scoped(budget);
-    for (const Shape& s : shapes) {
-      for (CBLAS_TRANSPOSE trans_a : transposes) {
-        for (CBLAS_TRANSPOSE trans_b : transposes) {
-          SCOPED_TRACE(testing::Message() << "budget " << budget << ", " << s.M << "x" << s.N << "x"
-                                          << s.K << ", trans_a " << (trans_a == CblasTrans)
-                                          << ", trans_b " << (trans_b == CblasTrans));
-          std::vector<TypeParam> a(s.M * s.K), b(s.K * s.N), c(s.M * s.N);
-          for (size_t i = 0; i < a.size(); ++i)
-            a[i] = TypeParam(static_cast<int>(i * 7 % 13) - 6) / 8;
-          for (size_t i = 0; i < b.size(); ++i)
-            b[i] = TypeParam(static_cast<int>(i * 5 % 11) - 5) / 8;
-          for (size_t i = 0; i < c.size(); ++i) c[i] = TypeParam(i % 3);
-          std::vector<double> expected(c.size());
-          for (int m = 0; m < s.M; ++m) {
-            for (int n = 0; n < s.N; ++n) {
-              double sum = 0;
-              for (int k = 0; k < s.K; ++k) {
-                const double a_mk = trans_a == CblasNoTrans ? a[m * s.K + k] : a[k * s.M + m];
-                const double b_kn = trans_b == CblasNoTrans ? b[k * s.N + n] : b[n * s.K + k];
-                sum += a_mk * b_kn;
-              }
-              expected[m * s.N + n] = 0.5 * sum + 2.0 * c[m * s.N + n];
+  for (const Shape& s : shapes) {
+    std::vector<TypeParam> a(s.M * s.K), b(s.K * s.N), c0(s.M * s.N);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = TypeParam(static_cast<int>(i * 7 % 13) - 6) / 8;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = TypeParam(static_cast<int>(i * 5 % 11) - 5) / 8;
+    for (size_t i = 0; i < c0.size(); ++i) c0[i] = TypeParam(i % 3);
+    for (CBLAS_TRANSPOSE trans_a : transposes) {
+      for (CBLAS_TRANSPOSE trans_b : transposes) {
+        std::vector<double> expected(c0.size());
+        for (int m = 0; m < s.M; ++m) {
+          for (int n = 0; n < s.N; ++n) {
+            double sum = 0;
+            for (int k = 0; k < s.K; ++k) {
+              const double a_mk = trans_a == CblasNoTrans ? a[m * s.K + k] : a[k * s.M + m];
+              const double b_kn = trans_b == CblasNoTrans ? b[k * s.N + n] : b[n * s.K + k];
+              sum += a_mk * b_kn;
             }
+            expected[m * s.N + n] = 0.5 * sum + 2.0 * c0[m * s.N + n];
           }
+        }
+        for (int budget : {1, 2, 3}) {
+          ScopedThreadBudget scoped(budget);
+          SCOPED_TRACE(testing::Message()
+                       << "budget " << budget << ", " << s.M << "x" << s.N << "x" << s.K
+                       << ", trans_a " << (trans_a == CblasTrans) << ", trans_b "
+                       << (trans_b == CblasTrans));
+          std::vector<TypeParam> c = c0;
           cpu_gemm<TypeParam>(trans_a, trans_b, s.M, s.N, s.K, TypeParam(0.5), a.data(), b.data(),
                               TypeParam(2), c.data());
           for (size_t i = 0; i < c.size(); ++i) {

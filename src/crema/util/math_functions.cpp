@@ -14,7 +14,7 @@ namespace {
 
 // Below this many multiply-adds a GEMM runs on the calling thread: waking the
 // pool would cost more than it saves.
-constexpr int64_t kMinParallelGemmWork = int64_t(1) << 21;
+constexpr int64_t kMinParallelGemmWork = int64_t(1) << 23;
 // Parallel GEMMs split C into blocks of this many rows or columns (a multiple
 // of the kernels' vector width).
 constexpr int kGemmBlock = 16;
