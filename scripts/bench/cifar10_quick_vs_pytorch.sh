@@ -22,20 +22,12 @@ cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 iterations=${ITERATIONS:-50}
 rounds=${ROUNDS:-3}
-python=/usr/bin/python3
+source scripts/bench/pytorch_setup.sh
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target crema_tool >/dev/null
 crema=$PWD/$build/bin/crema
-if ! "$python" -c 'import torch' 2>/dev/null; then
-  echo "cifar10_quick_vs_pytorch: installing python3-torch (Debian) for $python"
-  sudo=()
-  [[ $EUID -eq 0 ]] || sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null ||
-    { "${sudo[@]}" apt-get update -q >/dev/null &&
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null; }
-  "$python" -c 'import torch'
-fi
+ensure_pytorch cifar10_quick_vs_pytorch
 
 work=$(mktemp -d /tmp/crema_bench_cifar10_quick_XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -55,8 +47,6 @@ awk '
   !next_is_layer { print }
 ' models/cifar10_quick/cifar10_quick_train_test.prototxt >"$work/net.prototxt"
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit 1;
-  print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 crema_runs=() pytorch_runs=()
 for round in $(seq 1 "$rounds"); do
   CREMA_NUM_THREADS=2 "$crema" time --model="$work/net.prototxt" --iterations="$iterations" \

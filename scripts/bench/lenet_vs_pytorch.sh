@@ -37,7 +37,7 @@ root=$PWD
 build=${1:-build/release}
 iterations=${ITERATIONS:-1000}
 rounds=${ROUNDS:-3}
-python=/usr/bin/python3
+source scripts/bench/pytorch_setup.sh
 mflop_per_image=13.18  # LeNet forward + backward, per 28x28 image
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -45,15 +45,7 @@ cmake --build "$build" -j"$(nproc)" --target crema_tool convert_mnist_data >/dev
 data/fashion_mnist/create_fashion_mnist.sh "$build" >/dev/null
 crema=$root/$build/bin/crema
 
-if ! "$python" -c 'import torch' 2>/dev/null; then
-  echo "lenet_vs_pytorch: installing python3-torch (Debian) for $python"
-  sudo=()
-  [[ $EUID -eq 0 ]] || sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null ||
-    { "${sudo[@]}" apt-get update -q >/dev/null &&
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >/dev/null; }
-  "$python" -c 'import torch'
-fi
+ensure_pytorch lenet_vs_pytorch
 
 work=$(mktemp -d /tmp/crema_bench_lenet_pytorch_XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -79,8 +71,6 @@ peak2=$(sed -n 's/.*2 threads \([0-9.]*\).*/\1/p' <<<"$sgemm_line")
 
 # The median of Crema's display lines' images/s after the first (warm-up).
 rate() { grep -o '[0-9.e+]* images/s' "$1" | awk 'NR > 1 {print $1}' | median; }
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit 1;
-  print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 now() { date +%s.%N; }
 # lenet_pytorch.py THREADS with the thread environment of that setting.
 pytorch() {
