@@ -19,6 +19,7 @@ constexpr size_t kMaxChunkBytes = 8 << 20;
 // On the CPU, half a core's L2 cache: the columns written by im2col are still
 // there when the GEMM reads them.
 constexpr size_t kMaxCpuChunkBytes = 512 << 10;
+
 int Product(const std::vector<int>& values) {
   return std::accumulate(values.begin(), values.end(), 1, std::multiplies<int>());
 }
