@@ -70,12 +70,11 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int ChunkImages(int first_image) const { return std::min(chunk_images_, num_ - first_image); }
 
   // ---- One image (its im2col / col2im) ----
-  void ImageToColumns_cpu(const Dtype* image, Dtype* columns) const;
+  // With the 2-D im2col the columns' rows may lie row_stride apart (0:
+  // packed), so that an image's columns go straight into a chunk's matrix.
+  void ImageToColumns_cpu(const Dtype* image, Dtype* columns, int row_stride = 0) const;
   // Overwrites image with the sum of the columns' entries that read it.
-  void ColumnsToImage_cpu(const Dtype* columns, Dtype* image) const;
-  // 2-D im2col only: the same with the columns' rows row_stride apart.
-  void ImageToStridedColumns_cpu(const Dtype* image, int row_stride, Dtype* columns) const;
-  void StridedColumnsToImage_cpu(const Dtype* columns, int row_stride, Dtype* image) const;
+  void ColumnsToImage_cpu(const Dtype* columns, Dtype* image, int row_stride = 0) const;
 
   // ---- The batch on the CPU, in parallel parts ----
   // What one part of the batch works in.
@@ -176,6 +175,7 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int chunk_images_ = 1;     // images in a GPU chunk
   int cpu_parts_ = 1;        // parts of the batch run in parallel on the CPU
   int cpu_chunk_images_ = 1;  // images in a chunk of a CPU part
+  std::vector<int64_t> cpu_part_bounds_;  // cpu_parts_ + 1 image boundaries
 
  private:
   // One value per spatial axis of kernel_size, stride, pad or dilation: from

@@ -39,9 +39,14 @@ class LRNLayer : public Layer<Dtype> {
   bool across_channels() const {
     return this->layer_param_.lrn_param().norm_region() == LRNParameter::ACROSS_CHANNELS;
   }
+  // The across-channels forward, one pass per output plane.
+  void ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top);
+  // One output plane of the across-channels window sum of values (of their
+  // squares when kSquares), in channel order.
+  template <bool kSquares>
+  void ChannelWindowSumCpu(const Dtype* values, int plane, Dtype* out) const;
   // window_sum[i] = sum of values[j] over the neighbourhood of i (the channel
   // run, or the spatial square, of size local_size_ centred on i).
-  void ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top);
   void WindowSumCpu(const Dtype* values, Dtype* window_sum) const;
 
   int local_size_ = 0;

@@ -7,6 +7,7 @@
 #ifndef CREMA_UTIL_THREAD_POOL_HPP_
 #define CREMA_UTIL_THREAD_POOL_HPP_
 
+#include <algorithm>
 #include <boost/thread/condition_variable.hpp>
 #include <boost/thread/mutex.hpp>
 #include <cstdint>
@@ -69,6 +70,17 @@ class ThreadPool {
 
   DISABLE_COPY_AND_ASSIGN(ThreadPool);
 };
+
+// Calls fn(first_plane, end_plane) over `planes` independent planes of
+// plane_size values each, on the global pool, in parts of at least ~16K values
+// (smaller parts cost more to hand out than they save).
+template <typename Fn>
+void ParallelForPlanes(int planes, int plane_size, const Fn& fn) {
+  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
+  ThreadPool::Global().ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    fn(static_cast<int>(begin), static_cast<int>(end));
+  });
+}
 
 }  // namespace crema
 

@@ -283,6 +283,7 @@ void BaseConvolutionLayer<Dtype>::ReshapeBuffers() {
 
   // The budget is read at every Reshape: a solver thread's share may change it.
   cpu_parts_ = std::max(1, std::min(num_, ThreadBudget()));
+  cpu_part_bounds_ = BalancedSplit(num_, cpu_parts_);
   const int part_images = (num_ + cpu_parts_ - 1) / cpu_parts_;
   cpu_chunk_images_ = images_fitting(kMaxCpuChunkBytes, part_images);
   while (static_cast<int>(chunk_buffers_.size()) < cpu_parts_) {
@@ -310,7 +311,7 @@ void BaseConvolutionLayer<Dtype>::ReshapeBuffers() {
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::ForEachChunk_cpu(Dtype* weight_diff, Dtype* bias_diff,
                                                    const ChunkBody& body) {
-  const std::vector<int64_t> bounds = BalancedSplit(num_, cpu_parts_);
+  const std::vector<int64_t>& bounds = cpu_part_bounds_;
   // One item per part: when the pool is busy, the caller runs every part in
   // turn, with the same buffers and the same sums.
   ThreadPool::Global().ParallelFor(cpu_parts_, 1, [&](int64_t begin, int64_t end) {
@@ -347,13 +348,15 @@ void BaseConvolutionLayer<Dtype>::ForEachChunk_cpu(Dtype* weight_diff, Dtype* bi
 // ---- One image ----
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::ImageToColumns_cpu(const Dtype* image, Dtype* columns) const {
+void BaseConvolutionLayer<Dtype>::ImageToColumns_cpu(const Dtype* image, Dtype* columns,
+                                                     int row_stride) const {
   if (use_2d_im2col_) {
     im2col_cpu(image, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
                kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
-               dilation_[0], dilation_[1], columns);
+               dilation_[0], dilation_[1], columns, row_stride);
     return;
   }
+  CHECK_EQ(row_stride, 0) << "strided columns need the 2-D im2col";
   const int* shapes = NdShapes_cpu();
   im2col_nd_cpu(image, num_spatial_axes_, shapes, shapes + NdColOffset(), shapes + NdKernelOffset(),
                 shapes + NdPadOffset(), shapes + NdStrideOffset(), shapes + NdDilationOffset(),
@@ -361,35 +364,19 @@ void BaseConvolutionLayer<Dtype>::ImageToColumns_cpu(const Dtype* image, Dtype* 
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::ColumnsToImage_cpu(const Dtype* columns, Dtype* image) const {
+void BaseConvolutionLayer<Dtype>::ColumnsToImage_cpu(const Dtype* columns, Dtype* image,
+                                                     int row_stride) const {
   if (use_2d_im2col_) {
     col2im_cpu(columns, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
                kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
-               dilation_[0], dilation_[1], image);
+               dilation_[0], dilation_[1], image, row_stride);
     return;
   }
+  CHECK_EQ(row_stride, 0) << "strided columns need the 2-D im2col";
   const int* shapes = NdShapes_cpu();
   col2im_nd_cpu(columns, num_spatial_axes_, shapes, shapes + NdColOffset(),
                 shapes + NdKernelOffset(), shapes + NdPadOffset(), shapes + NdStrideOffset(),
                 shapes + NdDilationOffset(), image);
-}
-
-template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::ImageToStridedColumns_cpu(const Dtype* image, int row_stride,
-                                                            Dtype* columns) const {
-  CHECK(use_2d_im2col_);
-  im2col_cpu(image, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
-             kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
-             dilation_[0], dilation_[1], columns, row_stride);
-}
-
-template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::StridedColumnsToImage_cpu(const Dtype* columns, int row_stride,
-                                                            Dtype* image) const {
-  CHECK(use_2d_im2col_);
-  col2im_cpu(columns, conv_in_channels_, input_spatial_shape_[0], input_spatial_shape_[1],
-             kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
-             dilation_[0], dilation_[1], image, row_stride);
 }
 
 // ---- One chunk ----
@@ -408,7 +395,7 @@ const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(ChunkBuffers& buffe
     const Dtype* image = input + static_cast<size_t>(i) * conv_input_dim_;
     if (use_2d_im2col_ && !is_1x1_) {
       // Straight into the image's place in the chunk's matrix.
-      ImageToStridedColumns_cpu(image, positions, columns + i * output_spatial_dim_);
+      ImageToColumns_cpu(image, columns + i * output_spatial_dim_, positions);
       continue;
     }
     // A 1x1 image is its own columns.
@@ -443,7 +430,7 @@ void BaseConvolutionLayer<Dtype>::StoreColumnsAsInput_cpu(ChunkBuffers& buffers,
   for (int i = 0; i < images; ++i) {
     Dtype* image = input + static_cast<size_t>(i) * conv_input_dim_;
     if (use_2d_im2col_ && !is_1x1_) {
-      StridedColumnsToImage_cpu(columns + i * output_spatial_dim_, positions, image);
+      ColumnsToImage_cpu(columns + i * output_spatial_dim_, image, positions);
       continue;
     }
     Dtype* image_columns = is_1x1_ ? image : buffers.image_columns.mutable_cpu_data();

@@ -47,26 +47,32 @@ void LRNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
 }
 
 template <typename Dtype>
+template <bool kSquares>
+void LRNLayer<Dtype>::ChannelWindowSumCpu(const Dtype* values, int plane, Dtype* out) const {
+  const int plane_size = height_ * width_;
+  const int c = plane % channels_;
+  const Dtype* image = values + static_cast<size_t>(plane - c) * plane_size;
+  std::fill(out, out + plane_size, Dtype(0));
+  const int first = std::max(c - half_size_, 0);
+  const int last = std::min(c + half_size_, channels_ - 1);
+  for (int other = first; other <= last; ++other) {
+    const Dtype* in = image + static_cast<size_t>(other) * plane_size;
+    for (int i = 0; i < plane_size; ++i) out[i] += kSquares ? in[i] * in[i] : in[i];
+  }
+}
+
+template <typename Dtype>
 void LRNLayer<Dtype>::WindowSumCpu(const Dtype* values, Dtype* window_sum) const {
   const int plane_size = height_ * width_;
   // Every output plane is its own sum: the planes split over the pool.
-  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
-  ThreadPool::Global().ParallelFor(num_ * channels_, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      Dtype* out = window_sum + plane * plane_size;
+  ParallelForPlanes(num_ * channels_, plane_size, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      Dtype* out = window_sum + static_cast<size_t>(plane) * plane_size;
       if (across_channels()) {
-        const int c = static_cast<int>(plane % channels_);
-        const Dtype* image = values + (plane - c) * plane_size;
-        std::fill(out, out + plane_size, Dtype(0));
-        const int first = std::max(c - half_size_, 0);
-        const int last = std::min(c + half_size_, channels_ - 1);
-        for (int other = first; other <= last; ++other) {
-          const Dtype* in = image + other * plane_size;
-          for (int i = 0; i < plane_size; ++i) out[i] += in[i];
-        }
+        ChannelWindowSumCpu<false>(values, plane, out);
         continue;
       }
-      const Dtype* in = values + plane * plane_size;
+      const Dtype* in = values + static_cast<size_t>(plane) * plane_size;
       for (int h = 0; h < height_; ++h) {
         for (int w = 0; w < width_; ++w) {
           Dtype sum = 0;
@@ -113,21 +119,13 @@ void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<D
   const Dtype* bottom_data = bottom.cpu_data();
   Dtype* scale_data = scale_.mutable_cpu_data();
   Dtype* top_data = top->mutable_cpu_data();
-  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
-  ThreadPool::Global().ParallelFor(num_ * channels_, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const int c = static_cast<int>(plane % channels_);
-      const Dtype* image = bottom_data + (plane - c) * plane_size;
-      Dtype* scale = scale_data + plane * plane_size;
-      std::fill(scale, scale + plane_size, Dtype(0));
-      const int first = std::max(c - half_size_, 0);
-      const int last = std::min(c + half_size_, channels_ - 1);
-      for (int other = first; other <= last; ++other) {
-        const Dtype* in = image + other * plane_size;
-        for (int i = 0; i < plane_size; ++i) scale[i] += in[i] * in[i];
-      }
-      const Dtype* x = bottom_data + plane * plane_size;
-      Dtype* y = top_data + plane * plane_size;
+  ParallelForPlanes(num_ * channels_, plane_size, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const size_t offset = static_cast<size_t>(plane) * plane_size;
+      Dtype* scale = scale_data + offset;
+      ChannelWindowSumCpu<true>(bottom_data, plane, scale);
+      const Dtype* x = bottom_data + offset;
+      Dtype* y = top_data + offset;
       for (int i = 0; i < plane_size; ++i) {
         scale[i] = scale[i] * window_alpha_ + offset_;
         y[i] = pow_value(scale[i], -beta_) * x[i];

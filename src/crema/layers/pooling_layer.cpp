@@ -59,17 +59,6 @@ int PickProportional(const Dtype* plane, int plane_width, const Window& window, 
   return fallback;
 }
 
-// Calls fn(first_plane, end_plane) over the planes in parallel parts of at
-// least ~16K input values each (planes are independent; results do not depend
-// on the split).
-template <typename Fn>
-void ForEachPlaneRange(int planes, int plane_size, const Fn& fn) {
-  const int64_t grain = std::max(1, (16 << 10) / std::max(plane_size, 1));
-  ThreadPool::Global().ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
-    fn(static_cast<int>(begin), static_cast<int>(end));
-  });
-}
-
 // One tap of max pooling across a row of windows: for pw in [begin, end), the
 // input at tap + pw * stride replaces out[pw] (and its index selected[pw])
 // when larger. Unconditional stores of selected values, on pointers that do
@@ -253,7 +242,7 @@ void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
   const int interior_begin = std::min(g.pooled_width, (g.pad_w + g.stride_w - 1) / g.stride_w);
   const int interior_end = std::max(
       interior_begin, std::min(g.pooled_width, (g.width + g.pad_w - g.kernel_w) / g.stride_w + 1));
-  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+  ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     for (int plane = first; plane < end; ++plane) {
       const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;
       Dtype* out = out_planes + static_cast<size_t>(plane) * pooled_plane;
@@ -325,7 +314,7 @@ void PoolingLayer<Dtype>::ForwardAveCpu(const Blob<Dtype>& bottom, Blob<Dtype>* 
   const int pooled_plane = g.pooled_height * g.pooled_width;
   const Dtype* in_planes = bottom.cpu_data();
   Dtype* out_planes = top->mutable_cpu_data();
-  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+  ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     for (int plane = first; plane < end; ++plane) {
       const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;
       Dtype* out = out_planes + static_cast<size_t>(plane) * pooled_plane;
@@ -428,7 +417,7 @@ void PoolingLayer<Dtype>::BackwardSelectedCpu(const Blob<Dtype>& top, Blob<Dtype
   const Dtype* top_diff_planes = top.cpu_diff();
   const int* selected_planes = static_cast<const int*>(selected_index_->cpu_data());
   Dtype* bottom_diff_planes = bottom->mutable_cpu_diff();
-  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+  ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     Dtype* bottom_diff = bottom_diff_planes + static_cast<size_t>(first) * plane_size;
     std::fill(bottom_diff, bottom_diff + static_cast<size_t>(end - first) * plane_size, Dtype(0));
     const size_t pooled_offset = static_cast<size_t>(first) * pooled_plane;
@@ -452,7 +441,7 @@ void PoolingLayer<Dtype>::BackwardAveCpu(const Blob<Dtype>& top, Blob<Dtype>* bo
   const int pooled_plane = g.pooled_height * g.pooled_width;
   const Dtype* top_diff_planes = top.cpu_diff();
   Dtype* bottom_diff_planes = bottom->mutable_cpu_diff();
-  ForEachPlaneRange(num_planes_, plane_size, [&](int first, int end) {
+  ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     for (int plane = first; plane < end; ++plane) {
       Dtype* bottom_diff = bottom_diff_planes + static_cast<size_t>(plane) * plane_size;
       const Dtype* top_diff = top_diff_planes + static_cast<size_t>(plane) * pooled_plane;
