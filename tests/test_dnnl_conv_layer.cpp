@@ -1,8 +1,7 @@
 // The oneDNN convolution against the reference one: the same forward values,
 // bottom gradients and (accumulated) parameter gradients, over strides, pads,
 // dilation, groups, no bias and two bottoms; shapes oneDNN does not take fall
-// back to the reference body; engine DNNL picks oneDNN, DEFAULT and CAFFE the
-// reference.
+// back to the reference body.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +10,6 @@
 #include <vector>
 
 #include "crema/filler.hpp"
-#include "crema/layer_factory.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
 #include "crema/util/io.hpp"
@@ -148,24 +146,6 @@ TEST(DnnlConvolutionLayerTest, NumericalGradient) {
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());
-}
-
-TEST(DnnlConvolutionLayerTest, EngineChoosesTheBody) {
-  Context::set_mode(Context::CPU);
-  LayerParameter param;
-  ReadProtoFromString(
-      "name: 'c' type: 'Convolution' convolution_param { num_output: 1 "
-      "kernel_size: 1 engine: DNNL }",
-      "layer", &param);
-  auto dnnl_float = LayerRegistry<float>::CreateLayer(param);
-  EXPECT_NE(dynamic_cast<DnnlConvolutionLayer<float>*>(dnnl_float.get()), nullptr);
-  auto dnnl_double = LayerRegistry<double>::CreateLayer(param);  // float only: reference
-  EXPECT_NE(dynamic_cast<ConvolutionLayer<double>*>(dnnl_double.get()), nullptr);
-  for (auto engine : {ConvolutionParameter::DEFAULT, ConvolutionParameter::CAFFE}) {
-    param.mutable_convolution_param()->set_engine(engine);
-    auto reference = LayerRegistry<float>::CreateLayer(param);
-    EXPECT_EQ(dynamic_cast<DnnlConvolutionLayer<float>*>(reference.get()), nullptr);
-  }
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

@@ -36,11 +36,13 @@ class BatchNormLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   // Pins the three statistics blobs at lr_mult 0 and out of backward.
   void FreezeStatistics();
   // The scale that turns the running sums into averages.
   Dtype RunningAverageScale() const;
+  // Takes one batch's statistics (over `count` values) into the running ones.
+  void UpdateRunningStatistics(const Dtype* mean, const Dtype* variance, int count);
   // Mean of each channel of a bottom-shaped array, over batch and space.
   void ChannelMeans_cpu(const Dtype* data, Dtype* means);
   void ChannelMeans_gpu(const Dtype* data, Dtype* means);

@@ -34,7 +34,7 @@ class EltwiseLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   EltwiseParameter::EltwiseOp operation_ = EltwiseParameter::SUM;
   std::vector<Dtype> coeffs_;
   // PROD: the gradient of a bottom is the product of the others (stable) or

@@ -32,7 +32,7 @@ class InnerProductLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   // The first axis folded into K, in [0, num_axes).
   int CanonicalAxis(const Blob<Dtype>& bottom) const;
   // Checks a learnable blob that came with the layer (trained weights) against

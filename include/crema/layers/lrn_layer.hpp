@@ -35,7 +35,7 @@ class LRNLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   bool across_channels() const {
     return this->layer_param_.lrn_param().norm_region() == LRNParameter::ACROSS_CHANNELS;
   }

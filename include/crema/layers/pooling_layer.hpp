@@ -49,7 +49,7 @@ class PoolingLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   void ReadWindowParameters(const PoolingParameter& param);
   void ForwardMaxCpu(const Blob<Dtype>& bottom, const std::vector<Blob<Dtype>*>& top);
   void ForwardAveCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top);

@@ -8,14 +8,25 @@
 #ifdef CREMA_DNNL
 
 #include <dnnl.hpp>
+#include <unordered_map>
 #include <vector>
+
+#include "crema/blob.hpp"
+#include "crema/util/math_functions.hpp"
 
 namespace crema {
 
 dnnl::engine& DnnlEngine();
-// The calling thread's stream; also sets the thread's OpenMP thread count to
-// the thread budget, so primitives never oversubscribe the cores.
+// Sets the calling thread's OpenMP thread count to its thread budget. Called
+// before a primitive is made as well as before it runs: oneDNN plans a
+// primitive's work split for the thread count it sees when it is made, and a
+// split that depended on what ran before on the thread would make two
+// identical runs differ in the last bits.
+void DnnlUseThreadBudget();
+// The calling thread's stream (thread count set as above).
 dnnl::stream& DnnlStream();
+// Runs one primitive on the calling thread's stream and waits for it.
+void DnnlRun(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args);
 
 // f32 memory in Caffe's dense layout (nchw for 4 axes, oihw-like for weights).
 inline dnnl::memory::desc PlainDesc(const std::vector<int>& shape) {
@@ -26,9 +37,32 @@ inline dnnl::memory::desc PlainDesc(const std::vector<int>& shape) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+// f32 memory of the given dims laid out with the given strides (elements).
+inline dnnl::memory::desc StridedDesc(const std::vector<int>& shape,
+                                      const std::vector<int>& strides) {
+  return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()),
+                            dnnl::memory::data_type::f32,
+                            dnnl::memory::dims(strides.begin(), strides.end()));
+}
+
+// The right padding that makes a window of `extent` moved by `stride`, with
+// `left` padding, give `output` windows over `input` positions: Caffe's sizes
+// floor (convolution) or ceil (pooling), so it can be negative or exceed the
+// left one.
+inline int RightPadding(int input, int output, int extent, int stride, int left) {
+  return (output - 1) * stride + extent - input - left;
+}
+
 // Wraps memory the caller owns (a blob's data or diff); no copy.
 inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, DnnlEngine(), const_cast<void*>(data));
+}
+
+// Adds a gradient oneDNN wrote to a parameter's diff (Caffe layers accumulate
+// parameter gradients; oneDNN overwrites).
+template <typename Dtype>
+void AccumulateInto(const Blob<Dtype>& gradient, Blob<Dtype>* parameter) {
+  cpu_axpy(gradient.count(), Dtype(1), gradient.cpu_data(), parameter->mutable_cpu_diff());
 }
 
 }  // namespace crema

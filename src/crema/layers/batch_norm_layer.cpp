@@ -4,6 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_batch_norm_layer.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -101,6 +104,22 @@ void BatchNormLayer<Dtype>::ChannelMeans_cpu(const Dtype* data, Dtype* means) {
   cpu_scal(channels_, Dtype(1) / (num_ * spatial_dim_), means);
 }
 
+// Running sums: each decays by the fraction and takes in the batch's
+// statistic; the factor sums the same weights, so sum / factor is a weighted
+// average. The variance gets the unbiased m / (m - 1).
+template <typename Dtype>
+void BatchNormLayer<Dtype>::UpdateRunningStatistics(const Dtype* mean, const Dtype* variance,
+                                                    int count) {
+  Dtype* factor = this->blobs_[2]->mutable_cpu_data();
+  factor[0] = factor[0] * moving_average_fraction_ + 1;
+  cpu_axpby(channels_, Dtype(1), mean, moving_average_fraction_,
+            this->blobs_[0]->mutable_cpu_data());
+  const int m = count / channels_;
+  const Dtype unbiased = m > 1 ? Dtype(m) / (m - 1) : Dtype(1);
+  cpu_axpby(channels_, unbiased, variance, moving_average_fraction_,
+            this->blobs_[1]->mutable_cpu_data());
+}
+
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
@@ -127,17 +146,7 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   if (!use_global_stats_) {
     cpu_sqr(count, top_data, scratch_.mutable_cpu_data());
     ChannelMeans_cpu(scratch_.cpu_data(), variance);
-    // Running sums: each decays by the fraction and takes in the batch's
-    // statistic; the factor sums the same weights, so sum / factor is a
-    // weighted average. The variance gets the unbiased m / (m - 1).
-    Dtype* factor = this->blobs_[2]->mutable_cpu_data();
-    factor[0] = factor[0] * moving_average_fraction_ + 1;
-    cpu_axpby(channels_, Dtype(1), mean, moving_average_fraction_,
-              this->blobs_[0]->mutable_cpu_data());
-    const int m = count / channels_;
-    const Dtype unbiased = m > 1 ? Dtype(m) / (m - 1) : Dtype(1);
-    cpu_axpby(channels_, unbiased, variance, moving_average_fraction_,
-              this->blobs_[1]->mutable_cpu_data());
+    UpdateRunningStatistics(mean, variance, count);
   }
   Dtype* std = std_.mutable_cpu_data();
   for (int c = 0; c < channels_; ++c) std[c] = std::sqrt(variance[c] + eps_);
@@ -190,6 +199,6 @@ STUB_GPU(BatchNormLayer);
 #endif
 
 INSTANTIATE_CLASS(BatchNormLayer);
-REGISTER_LAYER_CLASS(BatchNorm);
+REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, BatchNormParameter);
 
 }  // namespace crema

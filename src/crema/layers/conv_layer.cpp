@@ -3,6 +3,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "crema/engine.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
 
 namespace crema {
@@ -75,27 +76,6 @@ STUB_GPU(ConvolutionLayer);
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-// Engine DNNL runs on oneDNN in CPU mode where the build has it (float data).
-// DEFAULT stays on the reference body for now: with oneDNN's convolution two
-// identical runs differed in the last bits, and Crema's runs are reproducible
-// bit for bit (exact resume, deterministic multi-solver training). DNNL asked for where oneDNN
-// cannot serve runs the reference body (a prototxt stays portable), as does CUDNN.
-template <typename Dtype>
-std::shared_ptr<Layer<Dtype>> GetConvolutionLayer(const LayerParameter& param) {
-  const ConvolutionParameter::Engine engine = param.convolution_param().engine();
-#ifdef CREMA_DNNL
-  if constexpr (std::is_same<Dtype, float>::value) {
-    if (engine == ConvolutionParameter::DNNL && Context::mode() == Context::CPU) {
-      return std::make_shared<DnnlConvolutionLayer<Dtype>>(param);
-    }
-  }
-#endif
-  LOG_IF(WARNING, engine == ConvolutionParameter::DNNL)
-      << "layer '" << param.name() << "': engine DNNL needs a oneDNN build, CPU mode and float "
-      << "data; the reference convolution runs";
-  return std::make_shared<ConvolutionLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Convolution, GetConvolutionLayer);
+REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, ConvolutionParameter);
 
 }  // namespace crema

@@ -1,5 +1,8 @@
 #include "crema/layers/deconv_layer.hpp"
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_deconv_layer.hpp"
+
 namespace crema {
 
 // The top is the convolution's input: its images are conv_input_dim_ apart,
@@ -78,6 +81,6 @@ STUB_GPU(DeconvolutionLayer);
 #endif
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
-REGISTER_LAYER_CLASS(Deconvolution);
+REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, ConvolutionParameter);
 
 }  // namespace crema

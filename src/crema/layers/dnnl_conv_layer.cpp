@@ -3,7 +3,6 @@
 #ifdef CREMA_DNNL
 
 #include <type_traits>
-#include <unordered_map>
 
 #include "crema/util/dnnl.hpp"
 
@@ -44,14 +43,12 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   dims strides, dilates, pad_left, pad_right;
   for (int axis = 0; axis < 2; ++axis) {
     const int extent = this->dilation_[axis] * (this->kernel_shape_[axis] - 1) + 1;
-    // Caffe's output size floors; oneDNN wants the right padding that gives
-    // it, negative where the floor drops input columns.
-    const int right = (this->output_spatial_shape_[axis] - 1) * this->stride_[axis] + extent -
-                      this->input_spatial_shape_[axis] - this->pad_[axis];
     strides.push_back(this->stride_[axis]);
     dilates.push_back(this->dilation_[axis] - 1);
     pad_left.push_back(this->pad_[axis]);
-    pad_right.push_back(right);
+    pad_right.push_back(RightPadding(this->input_spatial_shape_[axis],
+                                     this->output_spatial_shape_[axis], extent, this->stride_[axis],
+                                     this->pad_[axis]));
   }
   std::unique_ptr<Primitives> p(new Primitives());
   p->src = PlainDesc(bottom.shape());
@@ -63,6 +60,7 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
   try {
+    DnnlUseThreadBudget();
     const auto algorithm = dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, p->src,
                                             p->weights, p->bias, p->dst, strides, dilates, pad_left,
@@ -93,16 +91,14 @@ void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
                                               const std::vector<Blob<Dtype>*>& top) {
   if (!primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
   const Primitives& p = *primitives_;
-  dnnl::stream& stream = DnnlStream();
   for (size_t i = 0; i < bottom.size(); ++i) {
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, Wrap(p.src, bottom[i]->cpu_data())},
         {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
         {DNNL_ARG_DST, Wrap(p.dst, top[i]->mutable_cpu_data())}};
     if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
-    p.forward.execute(stream, args);
+    DnnlRun(p.forward, args);
   }
-  stream.wait();
 }
 
 template <typename Dtype>
@@ -111,7 +107,6 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
                                                const std::vector<Blob<Dtype>*>& bottom) {
   if (!primitives_) return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
   const Primitives& p = *primitives_;
-  dnnl::stream& stream = DnnlStream();
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
   for (size_t i = 0; i < top.size(); ++i) {
@@ -124,23 +119,14 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
       if (this->bias_term_) {
         args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
       }
-      p.backward_weights.execute(stream, args);
-      stream.wait();
-      if (weight_grad) {
-        cpu_axpy(weight_diff_buffer_.count(), Dtype(1), weight_diff_buffer_.cpu_data(),
-                 this->blobs_[0]->mutable_cpu_diff());
-      }
-      if (bias_grad) {
-        cpu_axpy(bias_diff_buffer_.count(), Dtype(1), bias_diff_buffer_.cpu_data(),
-                 this->blobs_[1]->mutable_cpu_diff());
-      }
+      DnnlRun(p.backward_weights, args);
+      if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
+      if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
     }
     if (propagate_down[i]) {
-      p.backward_data.execute(stream,
-                              {{DNNL_ARG_DIFF_SRC, Wrap(p.src, bottom[i]->mutable_cpu_diff())},
-                               {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
-                               {DNNL_ARG_DIFF_DST, top_diff}});
-      stream.wait();
+      DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, Wrap(p.src, bottom[i]->mutable_cpu_diff())},
+                                {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
+                                {DNNL_ARG_DIFF_DST, top_diff}});
     }
   }
 }

@@ -1,5 +1,8 @@
 #include "crema/layers/eltwise_layer.hpp"
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_eltwise_layer.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -128,6 +131,6 @@ STUB_GPU(EltwiseLayer);
 #endif
 
 INSTANTIATE_CLASS(EltwiseLayer);
-REGISTER_LAYER_CLASS(Eltwise);
+REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EltwiseParameter);
 
 }  // namespace crema

@@ -4,7 +4,9 @@
 #include <sstream>
 #include <string>
 
+#include "crema/engine.hpp"
 #include "crema/filler.hpp"
+#include "crema/layers/dnnl_inner_product_layer.hpp"
 
 namespace crema {
 
@@ -150,6 +152,6 @@ STUB_GPU(InnerProductLayer);
 #endif
 
 INSTANTIATE_CLASS(InnerProductLayer);
-REGISTER_LAYER_CLASS(InnerProduct);
+REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, InnerProductParameter);
 
 }  // namespace crema

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_lrn_layer.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -163,6 +165,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_CLASS(LRN);
+REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter);
 
 }  // namespace crema

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_pooling_layer.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -465,6 +467,6 @@ STUB_GPU(PoolingLayer);
 #endif
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_CLASS(Pooling);
+REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, PoolingParameter);
 
 }  // namespace crema

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_relu_layer.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -12,8 +15,8 @@ void ReLULayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   const int count = bottom[0]->count();
   const Dtype negative_slope = this->layer_param_.relu_param().negative_slope();
   for (int i = 0; i < count; ++i) {
-    top_data[i] = std::max(bottom_data[i], Dtype(0)) +
-                  negative_slope * std::min(bottom_data[i], Dtype(0));
+    top_data[i] =
+        std::max(bottom_data[i], Dtype(0)) + negative_slope * std::min(bottom_data[i], Dtype(0));
   }
 }
 
@@ -39,6 +42,6 @@ STUB_GPU(ReLULayer);
 #endif
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_CLASS(ReLU);
+REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, ReLUParameter);
 
 }  // namespace crema

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "crema/engine.hpp"
+#include "crema/layers/dnnl_softmax_layer.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -85,6 +88,6 @@ STUB_GPU(SoftmaxLayer);
 #endif
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_CLASS(Softmax);
+REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, SoftmaxParameter);
 
 }  // namespace crema

@@ -15,11 +15,19 @@ dnnl::engine& DnnlEngine() {
   return engine;
 }
 
+void DnnlUseThreadBudget() { omp_set_num_threads(ThreadBudget()); }
+
 dnnl::stream& DnnlStream() {
   thread_local std::unique_ptr<dnnl::stream> stream;
   if (!stream) stream.reset(new dnnl::stream(DnnlEngine()));
-  omp_set_num_threads(ThreadBudget());
+  DnnlUseThreadBudget();
   return *stream;
+}
+
+void DnnlRun(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
+  dnnl::stream& stream = DnnlStream();
+  primitive.execute(stream, args);
+  stream.wait();
 }
 
 }  // namespace crema

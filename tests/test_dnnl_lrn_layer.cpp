@@ -1,0 +1,58 @@
+// The oneDNN LRN against the reference one, across channels and within a
+// channel; and numerical gradient checks.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "crema/layers/dnnl_lrn_layer.hpp"
+#include "crema/layers/lrn_layer.hpp"
+#include "dnnl_reference_check.hpp"
+#include "gradient_checker.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+#ifdef CREMA_DNNL
+
+std::string LrnLayerText(const std::string& lrn_param) {
+  return "name: 'norm' type: 'LRN' lrn_param { " + lrn_param + " }";
+}
+
+TEST(DnnlLRNLayerTest, AcrossChannelsMatchesReference) {
+  ExpectDnnlMatchesReference<LRNLayer, DnnlLRNLayer>(
+      {LrnLayerText("local_size: 5 alpha: 0.5 beta: 0.75 k: 2"), {{2, 7, 3, 4}}});
+}
+
+TEST(DnnlLRNLayerTest, WithinChannelMatchesReference) {
+  ExpectDnnlMatchesReference<LRNLayer, DnnlLRNLayer>(
+      {LrnLayerText("local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL"),
+       {{2, 3, 5, 6}}});
+}
+
+void CheckGradient(const std::string& lrn_param) {
+  SCOPED_TRACE(lrn_param);
+  LayerParameter param;
+  ReadProtoFromString(LrnLayerText(lrn_param), "layer", &param);
+  Blob<float> bottom(std::vector<int>{2, 5, 3, 3}), top;
+  GaussianFill(&bottom, 1.0f);
+  std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+  DnnlLRNLayer<float> layer(param);
+  GradientChecker<float> checker(1e-2, 1e-2);
+  checker.CheckGradient(&layer, bottom_vec, top_vec);
+  EXPECT_TRUE(layer.uses_dnnl());
+}
+
+TEST(DnnlLRNLayerTest, NumericalGradientAcrossChannels) {
+  CheckGradient("local_size: 3 alpha: 0.5 beta: 0.75");
+}
+
+TEST(DnnlLRNLayerTest, NumericalGradientWithinChannel) {
+  CheckGradient("local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL");
+}
+
+#endif  // CREMA_DNNL: without oneDNN there is nothing to compare
+
+}  // namespace
+}  // namespace crema

@@ -1,0 +1,63 @@
+// The engine field picks the body: DNNL gives the oneDNN layer (CPU mode,
+// float), DEFAULT and CAFFE the reference one, and double data always the
+// reference one, for each of the nine layer types with a oneDNN twin.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "crema/layer_factory.hpp"
+#include "crema/layers/dnnl_batch_norm_layer.hpp"
+#include "crema/layers/dnnl_conv_layer.hpp"
+#include "crema/layers/dnnl_deconv_layer.hpp"
+#include "crema/layers/dnnl_eltwise_layer.hpp"
+#include "crema/layers/dnnl_inner_product_layer.hpp"
+#include "crema/layers/dnnl_lrn_layer.hpp"
+#include "crema/layers/dnnl_pooling_layer.hpp"
+#include "crema/layers/dnnl_relu_layer.hpp"
+#include "crema/layers/dnnl_softmax_layer.hpp"
+#include "crema/util/io.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+#ifdef CREMA_DNNL
+
+// `layer_text` holds ENGINE where the engine value goes.
+template <template <typename> class Dnnl>
+void ExpectEngineChoice(const std::string& layer_text) {
+  SCOPED_TRACE(layer_text);
+  Context::set_mode(Context::CPU);
+  for (const std::string engine : {"DNNL", "DEFAULT", "CAFFE"}) {
+    std::string text = layer_text;
+    text.replace(text.find("ENGINE"), 6, engine);
+    LayerParameter param;
+    ReadProtoFromString(text, "layer", &param);
+    const auto as_float = LayerRegistry<float>::CreateLayer(param);
+    EXPECT_EQ(dynamic_cast<Dnnl<float>*>(as_float.get()) != nullptr, engine == "DNNL") << engine;
+    EXPECT_EQ(as_float->layer_param().type(), param.type());
+    const auto as_double = LayerRegistry<double>::CreateLayer(param);
+    EXPECT_NE(as_double, nullptr);
+  }
+}
+
+TEST(EngineTest, EachTypePicksItsBody) {
+  ExpectEngineChoice<DnnlConvolutionLayer>(
+      "type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }");
+  ExpectEngineChoice<DnnlDeconvolutionLayer>(
+      "type: 'Deconvolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }");
+  ExpectEngineChoice<DnnlInnerProductLayer>(
+      "type: 'InnerProduct' inner_product_param { num_output: 1 engine: ENGINE }");
+  ExpectEngineChoice<DnnlPoolingLayer>(
+      "type: 'Pooling' pooling_param { kernel_size: 2 engine: ENGINE }");
+  ExpectEngineChoice<DnnlReLULayer>("type: 'ReLU' relu_param { engine: ENGINE }");
+  ExpectEngineChoice<DnnlLRNLayer>("type: 'LRN' lrn_param { engine: ENGINE }");
+  ExpectEngineChoice<DnnlSoftmaxLayer>("type: 'Softmax' softmax_param { engine: ENGINE }");
+  ExpectEngineChoice<DnnlEltwiseLayer>("type: 'Eltwise' eltwise_param { engine: ENGINE }");
+  ExpectEngineChoice<DnnlBatchNormLayer>("type: 'BatchNorm' batch_norm_param { engine: ENGINE }");
+}
+
+#endif  // CREMA_DNNL: without oneDNN every engine runs the reference body
+
+}  // namespace
+}  // namespace crema
