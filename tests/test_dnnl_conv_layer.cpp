@@ -126,6 +126,66 @@ TEST(DnnlConvolutionLayerTest, MatchesReferenceTwoBottoms) {
   ExpectSameAsReference("num_output: 3 kernel_size: 2", {1, 2, 5, 5}, 2);
 }
 
+// From 16 input channels per group oneDNN works in its own (blocked)
+// layouts, with reorders at the layer's edges.
+TEST(DnnlConvolutionLayerTest, MatchesReferenceBlockedLayouts) {
+  ExpectSameAsReference("num_output: 24 kernel_size: 3 stride: 2 pad: 1", {2, 16, 7, 6});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceBlockedGroupsTwoBottoms) {
+  ExpectSameAsReference("num_output: 32 kernel_size: 3 group: 2", {2, 32, 6, 5}, 2);
+}
+
+// The same inputs through two layers give the same bits: the work split
+// oneDNN plans depends on the thread budget only.
+TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' convolution_param { num_output: 32 kernel_size: 5 "
+      "pad: 2 weight_filler { type: 'gaussian' std: 0.1 } }",
+      "layer", &param);
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 2; ++run) {
+    Context::set_random_seed(7);
+    Blob<float> bottom(std::vector<int>{8, 32, 12, 12}), top;
+    Fill(&bottom, 1.0f);
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> layer(param);
+    layer.SetUp(bottom_vec, top_vec);
+    layer.Forward(bottom_vec, top_vec);
+    std::copy_n(top.cpu_data(), top.count(), top.mutable_cpu_diff());
+    layer.Backward(top_vec, {true}, bottom_vec);
+    std::vector<float> out(top.cpu_data(), top.cpu_data() + top.count());
+    out.insert(out.end(), bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+    const Blob<float>& weights = *layer.blobs()[0];
+    out.insert(out.end(), weights.cpu_diff(), weights.cpu_diff() + weights.count());
+    runs.push_back(out);
+  }
+  EXPECT_TRUE(runs[0] == runs[1]);
+}
+
+// Engine DEFAULT runs oneDNN only where its blocked layouts pay: enough
+// input channels, filling most of the 16-channel blocks.
+TEST(DnnlConvolutionLayerTest, DefaultEngineUsesOneDnnWhereBlockedLayoutsPay) {
+  EXPECT_TRUE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(32, 32));
+  EXPECT_TRUE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(512, 24));
+  EXPECT_FALSE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(3, 64));   // first layers
+  EXPECT_FALSE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(20, 50));  // LeNet's conv2
+  for (const int channels : {20, 32}) {
+    LayerParameter param;
+    ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: " +
+                            std::to_string(channels + 30) + " kernel_size: 3 }",
+                        "layer", &param);
+    Blob<float> bottom(std::vector<int>{2, channels, 6, 6}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> where_faster(param, true), always(param);
+    where_faster.SetUp(bottom_vec, top_vec);
+    always.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(where_faster.uses_dnnl(), channels == 32) << channels;
+    EXPECT_TRUE(always.uses_dnnl()) << channels;
+  }
+}
+
 TEST(DnnlConvolutionLayerTest, ThreeDimensionalFallsBackToReference) {
   ExpectSameAsReference("num_output: 2 kernel_size: 2", {1, 2, 4, 4, 3}, 1, false);
 }

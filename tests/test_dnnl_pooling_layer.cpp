@@ -72,6 +72,22 @@ TEST(DnnlPoolingLayerTest, StochasticAndMaskTopFallBack) {
   }
 }
 
+// Engine DEFAULT keeps the reference body's own 2x2 stride-2 max kernel.
+TEST(DnnlPoolingLayerTest, DefaultEngineKeepsTheReferenceTwoByTwoMax) {
+  for (const std::string pooling_param :
+       {"pool: MAX kernel_size: 2 stride: 2", "pool: MAX kernel_size: 3 stride: 2"}) {
+    LayerParameter param;
+    ReadProtoFromString(PoolingLayerText(pooling_param), "layer", &param);
+    Blob<float> bottom(std::vector<int>{1, 2, 8, 8}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlPoolingLayer<float> where_faster(param, true), always(param);
+    where_faster.SetUp(bottom_vec, top_vec);
+    always.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(where_faster.uses_dnnl(), pooling_param.find("size: 3") != std::string::npos);
+    EXPECT_TRUE(always.uses_dnnl());
+  }
+}
+
 void CheckGradient(const std::string& pooling_param) {
   SCOPED_TRACE(pooling_param);
   LayerParameter param;

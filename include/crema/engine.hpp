@@ -1,7 +1,14 @@
-// Which body runs a layer that has an engine choice: oneDNN's primitives
-// (engine DNNL) or Crema's reference body. oneDNN serves CPU mode and float
-// data in builds that have it; a layer asking for DNNL elsewhere runs its
-// reference body (a prototxt stays portable) and says so once in the log.
+// Which body runs a layer that has an engine choice: oneDNN's primitives or
+// Crema's reference body. oneDNN serves CPU mode and float data in builds
+// that have it; a layer asking for DNNL elsewhere runs its reference body (a
+// prototxt stays portable) and says so in the log.
+//
+// Engine DEFAULT picks, per layer type, the body measured faster on CPUs
+// (scripts/bench/engines.sh): oneDNN for Pooling, ReLU, LRN and Softmax;
+// for Convolution oneDNN where its blocked layouts pay (the layer decides
+// per shape, see DnnlConvolutionLayer) and the reference body elsewhere;
+// the reference body for InnerProduct, Deconvolution, BatchNorm and Eltwise.
+// CAFFE (and CUDNN) always run the reference body.
 #ifndef CREMA_ENGINE_HPP_
 #define CREMA_ENGINE_HPP_
 
@@ -20,29 +27,47 @@ inline constexpr bool kDnnlBuilt = true;
 inline constexpr bool kDnnlBuilt = false;
 #endif
 
-// `dnnl_asked`: the layer's engine is DNNL.
+enum class EngineBody {
+  kReference,
+  kDnnl,             // asked for: oneDNN wherever it can serve
+  kDnnlWhereFaster,  // DEFAULT: oneDNN where the layer knows it is faster
+};
+
 template <typename Dtype, template <typename> class Reference, template <typename> class Dnnl>
-std::shared_ptr<Layer<Dtype>> CreateForEngine(const LayerParameter& param, bool dnnl_asked) {
+std::shared_ptr<Layer<Dtype>> CreateForEngine(const LayerParameter& param, EngineBody body) {
   if constexpr (kDnnlBuilt && std::is_same<Dtype, float>::value) {
-    if (dnnl_asked && Context::mode() == Context::CPU) return std::make_shared<Dnnl<Dtype>>(param);
+    if (body != EngineBody::kReference && Context::mode() == Context::CPU) {
+      // A layer that chooses per shape takes the choice; the others always
+      // run oneDNN when made.
+      if constexpr (std::is_constructible<Dnnl<Dtype>, const LayerParameter&, bool>::value) {
+        return std::make_shared<Dnnl<Dtype>>(param, body == EngineBody::kDnnlWhereFaster);
+      } else {
+        return std::make_shared<Dnnl<Dtype>>(param);
+      }
+    }
   }
-  LOG_IF(WARNING, dnnl_asked) << "layer '" << param.name()
-                              << "': engine DNNL needs a oneDNN build, CPU mode and float data; "
-                                 "the reference body runs";
+  LOG_IF(WARNING, body == EngineBody::kDnnl)
+      << "layer '" << param.name()
+      << "': engine DNNL needs a oneDNN build, CPU mode and float data; the reference body runs";
   return std::make_shared<Reference<Dtype>>(param);
 }
 
 }  // namespace crema
 
 // Registers type##Layer with its oneDNN twin Dnnl##type##Layer, chosen by the
-// engine field of the layer's `param_field` (a message of type `Message`).
-#define REGISTER_LAYER_WITH_ENGINE(type, param_field, Message)              \
-  template <typename Dtype>                                                 \
-  std::shared_ptr<::crema::Layer<Dtype>> Creator_##type##Layer(             \
-      const ::crema::LayerParameter& param) {                               \
-    return ::crema::CreateForEngine<Dtype, type##Layer, Dnnl##type##Layer>( \
-        param, param.param_field().engine() == Message::DNNL);              \
-  }                                                                         \
+// engine field of the layer's `param_field` (a message of type `Message`);
+// `default_body` is what DEFAULT means for the type.
+#define REGISTER_LAYER_WITH_ENGINE(type, param_field, Message, default_body)              \
+  template <typename Dtype>                                                               \
+  std::shared_ptr<::crema::Layer<Dtype>> Creator_##type##Layer(                           \
+      const ::crema::LayerParameter& param) {                                             \
+    const auto engine = param.param_field().engine();                                     \
+    const ::crema::EngineBody body = engine == Message::DNNL ? ::crema::EngineBody::kDnnl \
+                                     : engine == Message::DEFAULT                         \
+                                         ? (default_body)                                 \
+                                         : ::crema::EngineBody::kReference;               \
+    return ::crema::CreateForEngine<Dtype, type##Layer, Dnnl##type##Layer>(param, body);  \
+  }                                                                                       \
   REGISTER_LAYER_CREATOR(type, Creator_##type##Layer)
 
 #endif  // CREMA_ENGINE_HPP_

@@ -17,10 +17,19 @@ namespace crema {
 template <typename Dtype>
 class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
  public:
-  explicit DnnlConvolutionLayer(const LayerParameter& param);
+  // where_faster (engine DEFAULT): shapes on which the reference body is
+  // faster run it.
+  explicit DnnlConvolutionLayer(const LayerParameter& param, bool where_faster = false);
   ~DnnlConvolutionLayer() override;
   void Reshape(const std::vector<Blob<Dtype>*>& bottom,
                const std::vector<Blob<Dtype>*>& top) override;
+  // Whether oneDNN's own (blocked) layouts pay for the reorders at the
+  // layer's edges: from 16 input channels per group, with channel counts
+  // that fill most of the 16-channel blocks (measured: 20 in and 50 out
+  // channels, padded to 32 and 64, ran slower than the reference body). On
+  // other shapes the layer uses oneDNN on the plain layouts (engine DNNL) or
+  // the reference body, which is faster there (engine DEFAULT).
+  static bool BlockedLayoutsPay(int input_channels, int output_channels);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
@@ -35,6 +44,7 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // Makes the primitives for this bottom shape, or none if unsupported.
   void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
 
+  const bool where_faster_;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.

@@ -17,7 +17,9 @@ namespace crema {
 template <typename Dtype>
 class DnnlPoolingLayer : public PoolingLayer<Dtype> {
  public:
-  explicit DnnlPoolingLayer(const LayerParameter& param);
+  // where_faster (engine DEFAULT): shapes on which the reference body is
+  // faster run it.
+  explicit DnnlPoolingLayer(const LayerParameter& param, bool where_faster = false);
   ~DnnlPoolingLayer() override;
   void Reshape(const std::vector<Blob<Dtype>*>& bottom,
                const std::vector<Blob<Dtype>*>& top) override;
@@ -34,6 +36,7 @@ class DnnlPoolingLayer : public PoolingLayer<Dtype> {
   struct Primitives;
   void MakePrimitives(const Blob<Dtype>& bottom, const std::vector<Blob<Dtype>*>& top);
 
+  const bool where_faster_;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
 };

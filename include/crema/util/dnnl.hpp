@@ -58,6 +58,34 @@ inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, DnnlEngine(), const_cast<void*>(data));
 }
 
+// One argument of a primitive made with layouts of oneDNN's choosing (format
+// `any`): the blob's own memory where the chosen layout is the plain one,
+// else a buffer of its own, filled from the blob (`In`) or copied back to it
+// (`Out` then `Finish`) by reorders made once.
+class DnnlArgument {
+ public:
+  DnnlArgument() = default;
+  DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+  // The argument holding the blob memory `data` (reordered when not plain).
+  dnnl::memory In(const void* data) const;
+  // As In, without the reorder: the own buffer still holds `data` from the
+  // last In (or an Out) of an argument of the same layout.
+  dnnl::memory Again(const void* data) const;
+  // Whether the two arguments hold their data in the same layout.
+  bool SameLayout(const DnnlArgument& other) const { return Desc() == other.Desc(); }
+  // Memory for the primitive to write: `data` itself or the own buffer.
+  dnnl::memory Out(void* data) const;
+  // After the primitive ran: copies the own buffer back into `data`.
+  void Finish(void* data) const;
+
+ private:
+  dnnl::memory::desc Desc() const { return own_ ? own_.get_desc() : plain_; }
+
+  dnnl::memory::desc plain_;
+  dnnl::memory own_;  // empty where the chosen layout is the plain one
+  dnnl::reorder to_own_, to_plain_;
+};
+
 // Adds a gradient oneDNN wrote to a parameter's diff (Caffe layers accumulate
 // parameter gradients; oneDNN overwrites).
 template <typename Dtype>

@@ -199,6 +199,6 @@ STUB_GPU(BatchNormLayer);
 #endif
 
 INSTANTIATE_CLASS(BatchNormLayer);
-REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, BatchNormParameter);
+REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, BatchNormParameter, EngineBody::kReference);
 
 }  // namespace crema

@@ -76,6 +76,7 @@ STUB_GPU(ConvolutionLayer);
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, ConvolutionParameter);
+REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, ConvolutionParameter,
+                           EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -81,6 +81,7 @@ STUB_GPU(DeconvolutionLayer);
 #endif
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
-REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, ConvolutionParameter);
+REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, ConvolutionParameter,
+                           EngineBody::kReference);
 
 }  // namespace crema

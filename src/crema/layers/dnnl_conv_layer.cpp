@@ -10,15 +10,19 @@ namespace crema {
 
 template <typename Dtype>
 struct DnnlConvolutionLayer<Dtype>::Primitives {
-  dnnl::memory::desc src, weights, bias, dst;
+  dnnl::memory::desc src, weights, bias, dst;  // the blobs' (plain) layouts
   dnnl::convolution_forward forward;
   dnnl::convolution_backward_data backward_data;
   dnnl::convolution_backward_weights backward_weights;
+  // Each primitive's arguments in the layouts oneDNN chose for it.
+  DnnlArgument forward_src, forward_weights, forward_dst;
+  DnnlArgument data_diff_src, data_weights, data_diff_dst;
+  DnnlArgument weights_src, weights_diff_weights, weights_diff_dst;
 };
 
 template <typename Dtype>
-DnnlConvolutionLayer<Dtype>::DnnlConvolutionLayer(const LayerParameter& param)
-    : ConvolutionLayer<Dtype>(param) {
+DnnlConvolutionLayer<Dtype>::DnnlConvolutionLayer(const LayerParameter& param, bool where_faster)
+    : ConvolutionLayer<Dtype>(param), where_faster_(where_faster) {
   static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
 }
 
@@ -32,6 +36,13 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
   if (bottom[0]->shape() == primitive_shape_) return;
   primitive_shape_ = bottom[0]->shape();
   MakePrimitives(*bottom[0], *top[0]);
+}
+
+template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::BlockedLayoutsPay(int input_channels, int output_channels) {
+  const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };
+  return input_channels >= 16 &&
+         padded(input_channels) * padded(output_channels) <= 1.5 * input_channels * output_channels;
 }
 
 template <typename Dtype>
@@ -59,22 +70,42 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
+  const bool blocked = BlockedLayoutsPay(in / group, out / group);
+  if (where_faster_ && !blocked) return;
+  const auto chosen = [blocked](const dnnl::memory::desc& plain) {
+    return blocked
+               ? dnnl::memory::desc(plain.dims(), plain.data_type(), dnnl::memory::format_tag::any)
+               : plain;
+  };
   try {
     DnnlUseThreadBudget();
     const auto algorithm = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, p->src,
-                                            p->weights, p->bias, p->dst, strides, dilates, pad_left,
-                                            pad_right);
-    dnnl::convolution_forward::primitive_desc forward_pd(forward, DnnlEngine());
-    dnnl::convolution_backward_data::desc data(algorithm, p->src, p->weights, p->dst, strides,
-                                               dilates, pad_left, pad_right);
-    dnnl::convolution_backward_weights::desc weights(algorithm, p->src, p->weights, p->bias, p->dst,
-                                                     strides, dilates, pad_left, pad_right);
+    const dnnl::memory::desc src = chosen(p->src), weights = chosen(p->weights),
+                             dst = chosen(p->dst);
+    dnnl::convolution_forward::primitive_desc forward_pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, weights,
+                                        p->bias, dst, strides, dilates, pad_left, pad_right),
+        DnnlEngine());
+    dnnl::convolution_backward_data::primitive_desc data_pd(
+        dnnl::convolution_backward_data::desc(algorithm, src, weights, dst, strides, dilates,
+                                              pad_left, pad_right),
+        DnnlEngine(), forward_pd);
+    dnnl::convolution_backward_weights::primitive_desc weights_pd(
+        dnnl::convolution_backward_weights::desc(algorithm, src, weights, p->bias, dst, strides,
+                                                 dilates, pad_left, pad_right),
+        DnnlEngine(), forward_pd);
     p->forward = dnnl::convolution_forward(forward_pd);
-    p->backward_data = dnnl::convolution_backward_data(
-        dnnl::convolution_backward_data::primitive_desc(data, DnnlEngine(), forward_pd));
-    p->backward_weights = dnnl::convolution_backward_weights(
-        dnnl::convolution_backward_weights::primitive_desc(weights, DnnlEngine(), forward_pd));
+    p->backward_data = dnnl::convolution_backward_data(data_pd);
+    p->backward_weights = dnnl::convolution_backward_weights(weights_pd);
+    p->forward_src = DnnlArgument(p->src, forward_pd.src_desc());
+    p->forward_weights = DnnlArgument(p->weights, forward_pd.weights_desc());
+    p->forward_dst = DnnlArgument(p->dst, forward_pd.dst_desc());
+    p->data_diff_src = DnnlArgument(p->src, data_pd.diff_src_desc());
+    p->data_weights = DnnlArgument(p->weights, data_pd.weights_desc());
+    p->data_diff_dst = DnnlArgument(p->dst, data_pd.diff_dst_desc());
+    p->weights_src = DnnlArgument(p->src, weights_pd.src_desc());
+    p->weights_diff_weights = DnnlArgument(p->weights, weights_pd.diff_weights_desc());
+    p->weights_diff_dst = DnnlArgument(p->dst, weights_pd.diff_dst_desc());
   } catch (const dnnl::error& e) {
     LOG(WARNING) << "layer '" << this->layer_param_.name()
                  << "': oneDNN has no convolution for this shape (" << e.what()
@@ -92,12 +123,14 @@ void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   if (!primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
   const Primitives& p = *primitives_;
   for (size_t i = 0; i < bottom.size(); ++i) {
+    Dtype* top_data = top[i]->mutable_cpu_data();
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, Wrap(p.src, bottom[i]->cpu_data())},
-        {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
-        {DNNL_ARG_DST, Wrap(p.dst, top[i]->mutable_cpu_data())}};
+        {DNNL_ARG_SRC, p.forward_src.In(bottom[i]->cpu_data())},
+        {DNNL_ARG_WEIGHTS, p.forward_weights.In(this->blobs_[0]->cpu_data())},
+        {DNNL_ARG_DST, p.forward_dst.Out(top_data)}};
     if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
     DnnlRun(p.forward, args);
+    p.forward_dst.Finish(top_data);
   }
 }
 
@@ -109,24 +142,38 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   const Primitives& p = *primitives_;
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
+  // Reorders cost memory traffic: the forward pass's reordered bottom serves
+  // the weight gradient (one bottom: it is still the one reordered), and one
+  // reordered top gradient serves both primitives where their layouts agree.
+  const bool reuse_src = bottom.size() == 1 && p.weights_src.SameLayout(p.forward_src);
+  const bool share_diff_dst = p.data_diff_dst.SameLayout(p.weights_diff_dst);
   for (size_t i = 0; i < top.size(); ++i) {
-    const dnnl::memory top_diff = Wrap(p.dst, top[i]->cpu_diff());
+    const Dtype* top_diff = top[i]->cpu_diff();
+    dnnl::memory diff_dst;
     if (weight_grad || bias_grad) {
+      const Dtype* bottom_data = bottom[i]->cpu_data();
+      Dtype* weight_diff = weight_diff_buffer_.mutable_cpu_data();
+      diff_dst = p.weights_diff_dst.In(top_diff);
       std::unordered_map<int, dnnl::memory> args{
-          {DNNL_ARG_SRC, Wrap(p.src, bottom[i]->cpu_data())},
-          {DNNL_ARG_DIFF_DST, top_diff},
-          {DNNL_ARG_DIFF_WEIGHTS, Wrap(p.weights, weight_diff_buffer_.mutable_cpu_data())}};
+          {DNNL_ARG_SRC,
+           reuse_src ? p.forward_src.Again(bottom_data) : p.weights_src.In(bottom_data)},
+          {DNNL_ARG_DIFF_DST, diff_dst},
+          {DNNL_ARG_DIFF_WEIGHTS, p.weights_diff_weights.Out(weight_diff)}};
       if (this->bias_term_) {
         args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
       }
       DnnlRun(p.backward_weights, args);
+      p.weights_diff_weights.Finish(weight_diff);
       if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
       if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
     }
     if (propagate_down[i]) {
-      DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, Wrap(p.src, bottom[i]->mutable_cpu_diff())},
-                                {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
-                                {DNNL_ARG_DIFF_DST, top_diff}});
+      if (!diff_dst || !share_diff_dst) diff_dst = p.data_diff_dst.In(top_diff);
+      Dtype* bottom_diff = bottom[i]->mutable_cpu_diff();
+      DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, p.data_diff_src.Out(bottom_diff)},
+                                {DNNL_ARG_WEIGHTS, p.data_weights.In(this->blobs_[0]->cpu_data())},
+                                {DNNL_ARG_DIFF_DST, diff_dst}});
+      p.data_diff_src.Finish(bottom_diff);
     }
   }
 }

@@ -131,6 +131,6 @@ STUB_GPU(EltwiseLayer);
 #endif
 
 INSTANTIATE_CLASS(EltwiseLayer);
-REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EltwiseParameter);
+REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EltwiseParameter, EngineBody::kReference);
 
 }  // namespace crema

@@ -152,6 +152,7 @@ STUB_GPU(InnerProductLayer);
 #endif
 
 INSTANTIATE_CLASS(InnerProductLayer);
-REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, InnerProductParameter);
+REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, InnerProductParameter,
+                           EngineBody::kReference);
 
 }  // namespace crema

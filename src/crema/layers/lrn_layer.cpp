@@ -165,6 +165,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter);
+REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter, EngineBody::kDnnl);
 
 }  // namespace crema

@@ -467,6 +467,6 @@ STUB_GPU(PoolingLayer);
 #endif
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, PoolingParameter);
+REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, PoolingParameter, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -88,6 +88,6 @@ STUB_GPU(SoftmaxLayer);
 #endif
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, SoftmaxParameter);
+REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, SoftmaxParameter, EngineBody::kDnnl);
 
 }  // namespace crema

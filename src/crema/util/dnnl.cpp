@@ -30,6 +30,32 @@ void DnnlRun(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
   stream.wait();
 }
 
+DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen)
+    : plain_(plain) {
+  if (chosen == plain) return;
+  own_ = dnnl::memory(chosen, DnnlEngine());
+  to_own_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
+  to_plain_ =
+      dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
+}
+
+dnnl::memory DnnlArgument::In(const void* data) const {
+  const dnnl::memory blob = Wrap(plain_, data);
+  if (!own_) return blob;
+  DnnlRun(to_own_, {{DNNL_ARG_FROM, blob}, {DNNL_ARG_TO, own_}});
+  return own_;
+}
+
+dnnl::memory DnnlArgument::Again(const void* data) const {
+  return own_ ? own_ : Wrap(plain_, data);
+}
+
+dnnl::memory DnnlArgument::Out(void* data) const { return own_ ? own_ : Wrap(plain_, data); }
+
+void DnnlArgument::Finish(void* data) const {
+  if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
+}
+
 }  // namespace crema
 
 #endif  // CREMA_DNNL
