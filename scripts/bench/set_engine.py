@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Writes a copy of a net prototxt with every layer that has an engine choice
+set to one engine, and a map of layer names to types.
+
+  set_engine.py IN.prototxt OUT.prototxt ENGINE TYPES.txt [N,C,H,W]
+
+ENGINE: DEFAULT, CAFFE or DNNL. TYPES.txt gets "name type" per layer. With
+N,C,H,W the Data layers (a training net's TRAIN and TEST ones) become one
+Input layer of tops data (N,C,H,W) and label (N), zero-filled: the benches
+time the layers, not a database. Works on the text: top-level `layer { ... }`
+blocks, as Caffe's and Crema's model files write them."""
+import re
+import sys
+
+# The layer types with a oneDNN twin and the parameter holding their engine.
+ENGINE_FIELD = {
+    "Convolution": "convolution_param", "Deconvolution": "convolution_param",
+    "InnerProduct": "inner_product_param", "Pooling": "pooling_param",
+    "ReLU": "relu_param", "LRN": "lrn_param", "Softmax": "softmax_param",
+    "Eltwise": "eltwise_param", "BatchNorm": "batch_norm_param",
+}
+
+
+def layer_blocks(text):
+    """Yields (start, end) of each top-level `layer {` block."""
+    for match in re.finditer(r"^layer\s*\{", text, re.M):
+        depth, i = 0, match.end() - 1
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                yield match.start(), i
+                break
+
+
+def main():
+    source, target, engine, types_path = sys.argv[1:5]
+    input_dims = sys.argv[5].split(",") if len(sys.argv) > 5 else None
+    text = open(source).read()
+    pieces, names, last, input_written = [], [], 0, False
+    for start, end in layer_blocks(text):
+        block = text[start:end]
+        name = re.search(r'\bname:\s*"([^"]+)"', block).group(1)
+        kind = re.search(r'\btype:\s*"([^"]+)"', block).group(1)
+        if input_dims and kind == "Data":
+            block = "" if input_written else (
+                'layer {\n  name: "data"\n  type: "Input"\n  top: "data"\n  top: "label"\n'
+                "  input_param { shape { " + " ".join(f"dim: {d}" for d in input_dims) +
+                f" }} shape {{ dim: {input_dims[0]} }} }}\n}}")
+            name, kind, input_written = "data", "Input", True
+        names.append(f"{name} {kind}")
+        field = ENGINE_FIELD.get(kind)
+        if field:
+            block = re.sub(r"\n\s*engine:\s*\w+", "", block)
+            if re.search(rf"\b{field}\s*\{{", block):
+                block = re.sub(rf"\b{field}\s*\{{", f"{field} {{ engine: {engine}", block, count=1)
+            else:
+                block = block[:-1].rstrip() + f"\n  {field} {{ engine: {engine} }}\n}}"
+        pieces.append(text[last:start] + block)
+        last = end
+    open(target, "w").write("".join(pieces) + text[last:])
+    open(types_path, "w").write("\n".join(names) + "\n")
+
+
+if __name__ == "__main__":
+    main()
