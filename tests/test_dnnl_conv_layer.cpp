@@ -4,6 +4,7 @@
 // back to the reference body.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -164,13 +165,15 @@ TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
   EXPECT_TRUE(runs[0] == runs[1]);
 }
 
-// Engine DEFAULT runs oneDNN only where its blocked layouts pay: enough
-// input channels, filling most of the 16-channel blocks.
-TEST(DnnlConvolutionLayerTest, DefaultEngineUsesOneDnnWhereBlockedLayoutsPay) {
-  EXPECT_TRUE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(32, 32));
-  EXPECT_TRUE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(512, 24));
-  EXPECT_FALSE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(3, 64));   // first layers
-  EXPECT_FALSE(DnnlConvolutionLayer<float>::BlockedLayoutsPay(20, 50));  // LeNet's conv2
+// What engine DEFAULT runs per shape (channels per group).
+TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
+  using Body = DnnlConvolutionLayer<float>::DefaultBody;
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(32, 32), Body::kOneDnn);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(512, 24), Body::kOneDnn);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(20, 50), Body::kReference);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(3, 64),
+            Body::kOneDnnWithoutBottomGradient);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(1, 20), Body::kReference);
   for (const int channels : {20, 32}) {
     LayerParameter param;
     ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: " +
@@ -183,6 +186,49 @@ TEST(DnnlConvolutionLayerTest, DefaultEngineUsesOneDnnWhereBlockedLayoutsPay) {
     always.SetUp(bottom_vec, top_vec);
     EXPECT_EQ(where_faster.uses_dnnl(), channels == 32) << channels;
     EXPECT_TRUE(always.uses_dnnl()) << channels;
+  }
+}
+
+// A first layer under engine DEFAULT: oneDNN's forward and weight gradient,
+// the reference body for a pass that needs the bottom gradient; both match
+// the reference layer.
+TEST(DnnlConvolutionLayerTest, DefaultFirstLayerMatchesReferenceWithAndWithoutBottomGradient) {
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' convolution_param { num_output: 24 kernel_size: 5 "
+      "pad: 2 weight_filler { type: 'gaussian' std: 0.3 } "
+      "bias_filler { type: 'gaussian' std: 0.3 } }",
+      "layer", &param);
+  for (const bool bottom_gradient : {false, true}) {
+    SCOPED_TRACE(bottom_gradient ? "with bottom gradient" : "weights only");
+    Context::set_random_seed(3);
+    Blob<float> bottom(std::vector<int>{4, 3, 9, 8}), ref_top, dnnl_top;
+    Fill(&bottom, 1.0f);
+    std::vector<Blob<float>*> bottom_vec{&bottom}, ref_vec{&ref_top}, dnnl_vec{&dnnl_top};
+    ConvolutionLayer<float> reference(param);
+    DnnlConvolutionLayer<float> dnnl(param, true);
+    reference.SetUp(bottom_vec, ref_vec);
+    dnnl.SetUp(bottom_vec, dnnl_vec);
+    ASSERT_TRUE(dnnl.uses_dnnl());
+    for (size_t b = 0; b < 2; ++b) dnnl.blobs()[b]->CopyFrom(*reference.blobs()[b]);
+    reference.Forward(bottom_vec, ref_vec);
+    dnnl.Forward(bottom_vec, dnnl_vec);
+    EXPECT_LT(MaxDifference(ref_top.cpu_data(), dnnl_top.cpu_data(), ref_top.count()), 1e-4f);
+    Fill(&ref_top, 1.0f);
+    std::copy_n(ref_top.cpu_data(), ref_top.count(), ref_top.mutable_cpu_diff());
+    std::copy_n(ref_top.cpu_data(), ref_top.count(), dnnl_top.mutable_cpu_diff());
+    reference.Backward(ref_vec, {bottom_gradient}, bottom_vec);
+    const std::vector<float> ref_bottom_diff(bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+    dnnl.Backward(dnnl_vec, {bottom_gradient}, bottom_vec);
+    if (bottom_gradient) {
+      EXPECT_LT(MaxDifference(ref_bottom_diff.data(), bottom.cpu_diff(), bottom.count()), 1e-4f);
+    }
+    for (size_t b = 0; b < 2; ++b) {
+      EXPECT_LT(MaxDifference(reference.blobs()[b]->cpu_diff(), dnnl.blobs()[b]->cpu_diff(),
+                              reference.blobs()[b]->count()),
+                1e-3f)
+          << "parameter " << b;
+    }
   }
 }
 

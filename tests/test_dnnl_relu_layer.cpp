@@ -26,6 +26,22 @@ TEST(DnnlReLULayerTest, LeakyInPlaceMatchesReference) {
   ExpectDnnlMatchesReference<ReLULayer, DnnlReLULayer>(check);
 }
 
+// Engine DEFAULT runs oneDNN from kMinDnnlCount values on.
+TEST(DnnlReLULayerTest, DefaultEngineKeepsSmallBlobsOnTheReference) {
+  LayerParameter param;
+  ReadProtoFromString("name: 'relu' type: 'ReLU'", "layer", &param);
+  for (const int count :
+       {DnnlReLULayer<float>::kMinDnnlCount - 1, DnnlReLULayer<float>::kMinDnnlCount}) {
+    Blob<float> bottom(std::vector<int>{count}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlReLULayer<float> where_faster(param, true), always(param);
+    where_faster.SetUp(bottom_vec, top_vec);
+    always.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(where_faster.uses_dnnl(), count == DnnlReLULayer<float>::kMinDnnlCount);
+    EXPECT_TRUE(always.uses_dnnl());
+  }
+}
+
 TEST(DnnlReLULayerTest, NumericalGradient) {
   LayerParameter param;
   ReadProtoFromString("name: 'relu' type: 'ReLU' relu_param { negative_slope: 0.2 }", "layer",

@@ -1,5 +1,7 @@
 // Convolution on oneDNN primitives: what a Convolution layer with engine DNNL
-// is in CPU mode in CREMA_DNNL builds, for float data. It keeps
+// is in CPU mode in CREMA_DNNL builds, for float data (and with engine
+// DEFAULT on the shapes where it is faster), in the layouts oneDNN chooses,
+// with reorders from and to the blobs' plain layout at the layer's edges. It keeps
 // Caffe's blobs and semantics (weights [num_output, channels / group, kh, kw],
 // bias, accumulated parameter gradients) and works on the blobs' memory in
 // place. The primitives are made once per bottom shape; a shape oneDNN cannot
@@ -23,13 +25,16 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   ~DnnlConvolutionLayer() override;
   void Reshape(const std::vector<Blob<Dtype>*>& bottom,
                const std::vector<Blob<Dtype>*>& top) override;
-  // Whether oneDNN's own (blocked) layouts pay for the reorders at the
-  // layer's edges: from 16 input channels per group, with channel counts
-  // that fill most of the 16-channel blocks (measured: 20 in and 50 out
-  // channels, padded to 32 and 64, ran slower than the reference body). On
-  // other shapes the layer uses oneDNN on the plain layouts (engine DNNL) or
-  // the reference body, which is faster there (engine DEFAULT).
-  static bool BlockedLayoutsPay(int input_channels, int output_channels);
+  // What engine DEFAULT runs, from the channel counts per group (measured
+  // with scripts/bench/engines.sh). oneDNN's blocked layouts hold channels
+  // in blocks of 16; where the blocks would be mostly padding (LeNet's 20 in
+  // and 50 out channels, or its first layer's 20 out) the reference body is
+  // faster. Otherwise oneDNN, which pays for the reorders at the layer's
+  // edges; but with few input channels (first layers, whose input stays
+  // plain) only for the forward pass and the weight gradient: a pass that
+  // needs the bottom gradient, slow there in oneDNN, runs the reference body.
+  enum class DefaultBody { kOneDnn, kReference, kOneDnnWithoutBottomGradient };
+  static DefaultBody ChooseDefaultBody(int input_channels, int output_channels);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
@@ -45,6 +50,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
 
   const bool where_faster_;
+  // Engine DEFAULT on a first-layer shape: see ChooseDefaultBody.
+  bool reference_for_bottom_gradient_ = false;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.

@@ -15,7 +15,11 @@ namespace crema {
 template <typename Dtype>
 class DnnlReLULayer : public ReLULayer<Dtype> {
  public:
-  explicit DnnlReLULayer(const LayerParameter& param);
+  // where_faster (engine DEFAULT): blobs below kMinDnnlCount values run the
+  // reference body, faster there than a oneDNN call (measured: LeNet's 32,000
+  // values took 0.06 ms per pass on oneDNN, 0.005-0.03 ms on the reference).
+  explicit DnnlReLULayer(const LayerParameter& param, bool where_faster = false);
+  static constexpr int kMinDnnlCount = 1 << 17;
   ~DnnlReLULayer() override;
   void Reshape(const std::vector<Blob<Dtype>*>& bottom,
                const std::vector<Blob<Dtype>*>& top) override;
@@ -32,6 +36,7 @@ class DnnlReLULayer : public ReLULayer<Dtype> {
   struct Primitives;
   void MakePrimitives(const Blob<Dtype>& bottom);
 
+  const bool where_faster_;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
 };

@@ -2,6 +2,7 @@
 
 #ifdef CREMA_DNNL
 
+#include <algorithm>
 #include <type_traits>
 
 #include "crema/util/dnnl.hpp"
@@ -39,10 +40,18 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
 }
 
 template <typename Dtype>
-bool DnnlConvolutionLayer<Dtype>::BlockedLayoutsPay(int input_channels, int output_channels) {
+typename DnnlConvolutionLayer<Dtype>::DefaultBody DnnlConvolutionLayer<Dtype>::ChooseDefaultBody(
+    int input_channels, int output_channels) {
   const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };
-  return input_channels >= 16 &&
-         padded(input_channels) * padded(output_channels) <= 1.5 * input_channels * output_channels;
+  // Few input channels stay in the plain layout: only the output's blocks count.
+  if (input_channels < 16) {
+    return padded(output_channels) <= 1.5 * output_channels
+               ? DefaultBody::kOneDnnWithoutBottomGradient
+               : DefaultBody::kReference;
+  }
+  return padded(input_channels) * padded(output_channels) <= 1.5 * input_channels * output_channels
+             ? DefaultBody::kOneDnn
+             : DefaultBody::kReference;
 }
 
 template <typename Dtype>
@@ -70,12 +79,14 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
-  const bool blocked = BlockedLayoutsPay(in / group, out / group);
-  if (where_faster_ && !blocked) return;
-  const auto chosen = [blocked](const dnnl::memory::desc& plain) {
-    return blocked
-               ? dnnl::memory::desc(plain.dims(), plain.data_type(), dnnl::memory::format_tag::any)
-               : plain;
+  reference_for_bottom_gradient_ = false;
+  if (where_faster_) {
+    const DefaultBody body = ChooseDefaultBody(in / group, out / group);
+    if (body == DefaultBody::kReference) return;
+    reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;
+  }
+  const auto chosen = [](const dnnl::memory::desc& plain) {
+    return dnnl::memory::desc(plain.dims(), plain.data_type(), dnnl::memory::format_tag::any);
   };
   try {
     DnnlUseThreadBudget();
@@ -138,7 +149,11 @@ template <typename Dtype>
 void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                                const std::vector<bool>& propagate_down,
                                                const std::vector<Blob<Dtype>*>& bottom) {
-  if (!primitives_) return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  const bool bottom_gradient =
+      std::find(propagate_down.begin(), propagate_down.end(), true) != propagate_down.end();
+  if (!primitives_ || (reference_for_bottom_gradient_ && bottom_gradient)) {
+    return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  }
   const Primitives& p = *primitives_;
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);

@@ -16,7 +16,8 @@ struct DnnlReLULayer<Dtype>::Primitives {
 };
 
 template <typename Dtype>
-DnnlReLULayer<Dtype>::DnnlReLULayer(const LayerParameter& param) : ReLULayer<Dtype>(param) {
+DnnlReLULayer<Dtype>::DnnlReLULayer(const LayerParameter& param, bool where_faster)
+    : ReLULayer<Dtype>(param), where_faster_(where_faster) {
   static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
 }
 
@@ -36,7 +37,7 @@ void DnnlReLULayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
 template <typename Dtype>
 void DnnlReLULayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom) {
   primitives_.reset();
-  if (bottom.count() == 0) return;
+  if (bottom.count() == 0 || (where_faster_ && bottom.count() < kMinDnnlCount)) return;
   const float slope = this->layer_param_.relu_param().negative_slope();
   std::unique_ptr<Primitives> p(new Primitives());
   p->data = PlainDesc({bottom.count()});

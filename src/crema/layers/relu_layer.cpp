@@ -42,6 +42,6 @@ STUB_GPU(ReLULayer);
 #endif
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, ReLUParameter, EngineBody::kDnnl);
+REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, ReLUParameter, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema
