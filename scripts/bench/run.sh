@@ -11,3 +11,4 @@ for bench in "$build_dir"/bin/bench_*; do
 done
 ./scripts/bench/data_pipeline.sh "$build_dir"
 ./scripts/bench/parallel.sh "$build_dir"
+./scripts/bench/engines.sh "$build_dir"
