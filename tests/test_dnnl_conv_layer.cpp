@@ -165,15 +165,16 @@ TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
   EXPECT_TRUE(runs[0] == runs[1]);
 }
 
-// What engine DEFAULT runs per shape (channels per group).
+// What engine DEFAULT runs per shape (channels per group, pointwise kernels).
 TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
   using Body = DnnlConvolutionLayer<float>::DefaultBody;
-  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(32, 32), Body::kOneDnn);
-  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(512, 24), Body::kOneDnn);
-  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(20, 50), Body::kReference);
-  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(3, 64),
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(32, 32, false), Body::kOneDnn);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(512, 24, false), Body::kOneDnn);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(20, 50, false), Body::kReference);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(3, 64, false),
             Body::kOneDnnWithoutBottomGradient);
-  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(1, 20), Body::kReference);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(1, 20, false), Body::kReference);
+  EXPECT_EQ(DnnlConvolutionLayer<float>::ChooseDefaultBody(192, 64, true), Body::kReference);
   for (const int channels : {20, 32}) {
     LayerParameter param;
     ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: " +
@@ -186,6 +187,18 @@ TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
     always.SetUp(bottom_vec, top_vec);
     EXPECT_EQ(where_faster.uses_dnnl(), channels == 32) << channels;
     EXPECT_TRUE(always.uses_dnnl()) << channels;
+  }
+  // A pointwise layer runs the reference body; the same with padding does not.
+  for (const int pad : {0, 1}) {
+    LayerParameter param;
+    ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: 64 "
+                        "kernel_size: 1 pad: " + std::to_string(pad) + " }",
+                        "layer", &param);
+    Blob<float> bottom(std::vector<int>{2, 32, 6, 6}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> where_faster(param, true);
+    where_faster.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(where_faster.uses_dnnl(), pad == 1) << "pad " << pad;
   }
 }
 

@@ -37,7 +37,15 @@ for round in $(seq 1 8); do
   [[ -n $state ]] && resume=(--snapshot="$state")
   "$crema" train --solver=solver.prototxt "${resume[@]}" >"round$round.log" 2>&1 &
   pid=$!
-  sleep "0.$((3 + RANDOM % 7))"
+  # Kill at a random moment once this run writes snapshots of its own: how long
+  # the start takes (loading the CUDA libraries on a busy machine can take
+  # seconds) must not decide whether there is anything to kill mid-write.
+  for _ in $(seq 1 600); do
+    [[ $(newest_state || true) != "$state" ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  sleep "0.$((RANDOM % 5))"
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "FAIL: round $round: training ended before the kill"; tail -5 "round$round.log"; exit 1
   fi
@@ -75,9 +83,9 @@ echo "SIGKILL: $kills kills, $torn of them mid-write (temporary files left); the
 solver 1000000 0 signal >signal_solver.prototxt
 "$crema" train --solver=signal_solver.prototxt >signal.log 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do grep -q "Iteration 5" signal.log && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q "Iteration 5" signal.log && break; sleep 0.1; done
 kill -HUP "$pid"
-for _ in $(seq 1 100); do [[ -n $(by_iter 'signal_iter_*.solverstate') ]] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [[ -n $(by_iter 'signal_iter_*.solverstate') ]] && break; sleep 0.1; done
 kill -0 "$pid" || { echo "FAIL: SIGHUP stopped training"; exit 1; }
 hup_snapshots=$(by_iter 'signal_iter_*.solverstate' | wc -l)
 sleep 0.3
@@ -93,7 +101,7 @@ echo "SIGHUP: snapshot written, training went on; SIGINT: snapshot written, exit
 # The same stop with two solver threads: every solver stops, the root snapshots.
 "$crema" train --solver=signal_solver.prototxt --solver_count=2 >parallel.log 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do grep -q "Iteration 5" parallel.log && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q "Iteration 5" parallel.log && break; sleep 0.1; done
 before=$(by_iter 'signal_iter_*.solverstate' | wc -l)
 kill -INT "$pid"
 status=0

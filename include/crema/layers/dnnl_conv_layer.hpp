@@ -25,16 +25,20 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   ~DnnlConvolutionLayer() override;
   void Reshape(const std::vector<Blob<Dtype>*>& bottom,
                const std::vector<Blob<Dtype>*>& top) override;
-  // What engine DEFAULT runs, from the channel counts per group (measured
-  // with scripts/bench/engines.sh). oneDNN's blocked layouts hold channels
-  // in blocks of 16; where the blocks would be mostly padding (LeNet's 20 in
-  // and 50 out channels, or its first layer's 20 out) the reference body is
-  // faster. Otherwise oneDNN, which pays for the reorders at the layer's
-  // edges; but with few input channels (first layers, whose input stays
-  // plain) only for the forward pass and the weight gradient: a pass that
-  // needs the bottom gradient, slow there in oneDNN, runs the reference body.
+  // What engine DEFAULT runs, from the channel counts per group and whether
+  // the kernel is pointwise (1x1, stride 1, no padding), as measured with
+  // scripts/bench/engines.sh. A pointwise convolution is one GEMM over the
+  // input as it lies (no im2col), and the reference body runs it on oneDNN's
+  // GEMM 1.3-2x as fast as oneDNN's convolution (GoogLeNet's 1x1 layers).
+  // oneDNN's blocked layouts hold channels in blocks of 16; where the blocks
+  // would be mostly padding (LeNet's 20 in and 50 out channels, or its first
+  // layer's 20 out) the reference body is faster. Otherwise oneDNN, which
+  // pays for the reorders at the layer's edges; but with few input channels
+  // (first layers, whose input stays plain) only for the forward pass and
+  // the weight gradient: a pass that needs the bottom gradient, slow there in
+  // oneDNN, runs the reference body.
   enum class DefaultBody { kOneDnn, kReference, kOneDnnWithoutBottomGradient };
-  static DefaultBody ChooseDefaultBody(int input_channels, int output_channels);
+  static DefaultBody ChooseDefaultBody(int input_channels, int output_channels, bool pointwise);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 

@@ -28,6 +28,14 @@ dnnl::stream& DnnlStream();
 // Runs one primitive on the calling thread's stream and waits for it.
 void DnnlRun(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args);
 
+// C = alpha op(A) op(B) + beta C, row-major, on the calling thread alone, with
+// oneDNN's GEMM: it picks the widest vector kernels of the CPU it runs on
+// (AVX-512 where there is), where OpenBLAS may be held to narrower ones
+// (OPENBLAS_CORETYPE). Callers split large products themselves (cpu_gemm).
+void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                          const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                          int ldc);
+
 // f32 memory in Caffe's dense layout (nchw for 4 axes, oihw-like for weights).
 inline dnnl::memory::desc PlainDesc(const std::vector<int>& shape) {
   dnnl::memory::dims dims(shape.begin(), shape.end());

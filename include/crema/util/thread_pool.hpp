@@ -1,6 +1,6 @@
 // A fixed pool of worker threads for the CPU kernels: large GEMMs split into
 // blocks, convolutions split by images, element-wise ops on large blobs,
-// pooling, batch transforms. OpenBLAS itself always runs on one thread, on
+// pooling, batch transforms. A GEMM itself always runs on one thread, on
 // whichever thread calls it: the pool is the only source of parallelism, so
 // the cores are never oversubscribed. The budget is the total number of
 // threads doing kernel work at once, the calling thread included.

@@ -41,7 +41,8 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
 
 template <typename Dtype>
 typename DnnlConvolutionLayer<Dtype>::DefaultBody DnnlConvolutionLayer<Dtype>::ChooseDefaultBody(
-    int input_channels, int output_channels) {
+    int input_channels, int output_channels, bool pointwise) {
+  if (pointwise) return DefaultBody::kReference;
   const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };
   // Few input channels stay in the plain layout: only the output's blocks count.
   if (input_channels < 16) {
@@ -81,7 +82,7 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   if (this->bias_term_) p->bias = PlainDesc({out});
   reference_for_bottom_gradient_ = false;
   if (where_faster_) {
-    const DefaultBody body = ChooseDefaultBody(in / group, out / group);
+    const DefaultBody body = ChooseDefaultBody(in / group, out / group, this->is_1x1_);
     if (body == DefaultBody::kReference) return;
     reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;
   }

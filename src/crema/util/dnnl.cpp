@@ -30,6 +30,19 @@ void DnnlRun(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
   stream.wait();
 }
 
+void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                          const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                          int ldc) {
+  // oneDNN's GEMM runs on as many OpenMP threads as the caller's count allows;
+  // here the caller's thread is the whole budget of this product.
+  const int threads = omp_get_max_threads();
+  if (threads != 1) omp_set_num_threads(1);
+  const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha,
+                                          A, lda, B, ldb, beta, C, ldc);
+  if (threads != 1) omp_set_num_threads(threads);
+  CHECK_EQ(status, dnnl_success) << "oneDNN sgemm of " << M << "x" << N << "x" << K;
+}
+
 DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen)
     : plain_(plain) {
   if (chosen == plain) return;
