@@ -39,9 +39,12 @@ void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float
 // f32 memory in Caffe's dense layout (nchw for 4 axes, oihw-like for weights).
 inline dnnl::memory::desc PlainDesc(const std::vector<int>& shape) {
   dnnl::memory::dims dims(shape.begin(), shape.end());
-  dnnl::memory::dims strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
+  dnnl::memory::dims strides(dims.size());
+  dnnl::memory::dim stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
