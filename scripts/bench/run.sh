@@ -12,3 +12,4 @@ done
 ./scripts/bench/data_pipeline.sh "$build_dir"
 ./scripts/bench/parallel.sh "$build_dir"
 ./scripts/bench/engines.sh "$build_dir"
+./scripts/bench/gemm_engines.sh
