@@ -88,7 +88,16 @@ kill -HUP "$pid"
 for _ in $(seq 1 300); do [[ -n $(by_iter 'signal_iter_*.solverstate') ]] && break; sleep 0.1; done
 kill -0 "$pid" || { echo "FAIL: SIGHUP stopped training"; exit 1; }
 hup_snapshots=$(by_iter 'signal_iter_*.solverstate' | wc -l)
-sleep 0.3
+# Training goes on past the SIGHUP snapshot's iteration (so SIGINT's snapshot,
+# at a later one, is a file of its own).
+hup_iter=$(by_iter 'signal_iter_*.solverstate' | tail -1)
+hup_iter=${hup_iter#signal_iter_}
+hup_iter=${hup_iter%.solverstate}
+for _ in $(seq 1 300); do
+  grep -qE "Iteration $((hup_iter + 2))[^0-9]" signal.log && break
+  sleep 0.1
+done
+kill -0 "$pid" || { echo "FAIL: training stopped after the SIGHUP snapshot"; exit 1; }
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
@@ -99,14 +108,16 @@ grep -q "Optimization stopped early" signal.log || { echo "FAIL: no early stop l
 echo "SIGHUP: snapshot written, training went on; SIGINT: snapshot written, exit status 0"
 
 # The same stop with two solver threads: every solver stops, the root snapshots.
-"$crema" train --solver=signal_solver.prototxt --solver_count=2 >parallel.log 2>&1 &
+# Its own prefix: a snapshot at an iteration the run above also reached would
+# overwrite that run's file and not be counted.
+solver 1000000 0 parallel >parallel_solver.prototxt
+"$crema" train --solver=parallel_solver.prototxt --solver_count=2 >parallel.log 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do grep -q "Iteration 5" parallel.log && break; sleep 0.1; done
-before=$(by_iter 'signal_iter_*.solverstate' | wc -l)
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
 [[ $status -eq 0 ]] || { echo "FAIL: 2 solvers: SIGINT exit status $status"; tail -5 parallel.log; exit 1; }
-[[ $(by_iter 'signal_iter_*.solverstate' | wc -l) -gt $before ]] ||
-  { echo "FAIL: 2 solvers: SIGINT wrote no snapshot"; exit 1; }
+[[ -n $(by_iter 'parallel_iter_*.solverstate') ]] ||
+  { echo "FAIL: 2 solvers: SIGINT wrote no snapshot"; tail -5 parallel.log; exit 1; }
 echo "2 solver threads: SIGINT: snapshot written, exit status 0"
