@@ -191,9 +191,11 @@ TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
   // A pointwise layer runs the reference body; the same with padding does not.
   for (const int pad : {0, 1}) {
     LayerParameter param;
-    ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: 64 "
-                        "kernel_size: 1 pad: " + std::to_string(pad) + " }",
-                        "layer", &param);
+    ReadProtoFromString(
+        "name: 'conv' type: 'Convolution' convolution_param { num_output: 64 "
+        "kernel_size: 1 pad: " +
+            std::to_string(pad) + " }",
+        "layer", &param);
     Blob<float> bottom(std::vector<int>{2, 32, 6, 6}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
     DnnlConvolutionLayer<float> where_faster(param, true);

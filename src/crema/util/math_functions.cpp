@@ -50,8 +50,8 @@ inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, i
                       float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                       float* C, int ldc) {
 #ifdef CREMA_DNNL
-  DnnlGemmOnThisThread(trans_a == CblasTrans, trans_b == CblasTrans, M, N, K, alpha, A, lda, B,
-                       ldb, beta, C, ldc);
+  DnnlGemmOnThisThread(trans_a == CblasTrans, trans_b == CblasTrans, M, N, K, alpha, A, lda, B, ldb,
+                       beta, C, ldc);
 #else
   cblas_sgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
