@@ -2,7 +2,7 @@
 BUILD_DIR ?= build/release
 JOBS ?= $(shell nproc)
 
-.PHONY: all configure test check demo bench clean format
+.PHONY: all configure with-tests test check demo bench clean format
 
 all: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
@@ -10,8 +10,13 @@ all: configure
 configure:
 	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
 
-# Build and run every suite of this build.
-test: all
+# The tests are part of this tree from here on (quickstart.sh builds it without).
+with-tests:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCREMA_BUILD_TESTS=ON >/dev/null
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# Build and run every suite and scripted check of this build.
+test: with-tests
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 
 # The full check CI runs: CPU, CUDA-compile, ThreadSanitizer and AddressSanitizer builds.
@@ -22,7 +27,7 @@ check:
 demo:
 	./scripts/quickstart.sh
 
-bench: all
+bench: with-tests
 	./scripts/bench/run.sh $(BUILD_DIR)
 
 format:

@@ -39,6 +39,7 @@ endif()
 # CREMA_MPI: AUTO builds the multi-process path when Open MPI is installed
 # (libopenmpi-dev), ON requires it, OFF leaves it out. The binaries then also
 # run as one process outside mpirun.
+set(CREMA_WITH_MPI OFF)
 if(NOT CREMA_MPI STREQUAL "OFF")
   find_package(MPI COMPONENTS CXX QUIET)
   if(MPI_CXX_FOUND)
@@ -50,6 +51,7 @@ if(NOT CREMA_MPI STREQUAL "OFF")
   endif()
 endif()
 
+set(CREMA_WITH_NCCL OFF)
 # NCCL (beside the CUDA toolkit) averages gradients between GPUs; without it
 # a multi-GPU run averages them through host memory.
 if(CREMA_WITH_CUDA)
@@ -64,15 +66,56 @@ endif()
 
 # CREMA_DNNL: AUTO builds the oneDNN engine when Debian's libdnnl-dev is found,
 # ON requires it, OFF leaves it out. oneDNN runs its threads with OpenMP.
+# The oneDNN layers use oneDNN 2.x's API (operation descriptors such as
+# convolution_forward::desc), which oneDNN 3.0 removed: another major version
+# turns the engine off under AUTO and stops the configure under ON.
+
+# The major version of the oneDNN whose headers are in include_dir, in out_var
+# ("" where no version header says it).
+function(crema_dnnl_major_version include_dir out_var)
+  set(major "")
+  foreach(header oneapi/dnnl/dnnl_version.h dnnl_version.h)
+    if(major STREQUAL "" AND EXISTS ${include_dir}/${header})
+      file(STRINGS ${include_dir}/${header} line REGEX "#define[ \t]+DNNL_VERSION_MAJOR[ \t]+[0-9]+")
+      if(line MATCHES "DNNL_VERSION_MAJOR[ \t]+([0-9]+)")
+        set(major ${CMAKE_MATCH_1})
+      endif()
+    endif()
+  endforeach()
+  set(${out_var} "${major}" PARENT_SCOPE)
+endfunction()
+
+set(CREMA_WITH_DNNL OFF)
 if(NOT CREMA_DNNL STREQUAL "OFF")
   find_path(CREMA_DNNL_INCLUDE dnnl.hpp)
   find_library(CREMA_DNNL_LIBRARY dnnl)
   find_package(OpenMP COMPONENTS CXX QUIET)
-  if(CREMA_DNNL_INCLUDE AND CREMA_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
+  set(dnnl_problem "")
+  if(NOT CREMA_DNNL_INCLUDE OR NOT CREMA_DNNL_LIBRARY)
+    set(dnnl_problem "oneDNN was not found (apt-get install libdnnl-dev)")
+  elseif(NOT OpenMP_CXX_FOUND)
+    set(dnnl_problem "OpenMP, which the oneDNN engine runs on, was not found")
+  else()
+    crema_dnnl_major_version(${CREMA_DNNL_INCLUDE} CREMA_DNNL_MAJOR)
+    if(NOT CREMA_DNNL_MAJOR STREQUAL "2")
+      if(CREMA_DNNL_MAJOR STREQUAL "")
+        set(found_version "a oneDNN of unknown version")
+      else()
+        set(found_version "oneDNN ${CREMA_DNNL_MAJOR}.x")
+      endif()
+      string(CONCAT dnnl_problem "${CREMA_DNNL_INCLUDE} holds ${found_version}; Crema's oneDNN "
+                    "layers are written for oneDNN 2.x (Debian 12's libdnnl-dev), whose API "
+                    "oneDNN 3.0 removed")
+    endif()
+  endif()
+  if(dnnl_problem STREQUAL "")
     list(APPEND CREMA_DEPENDENCY_LIBS ${CREMA_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
     list(APPEND CREMA_DEFINITIONS CREMA_DNNL)
     set(CREMA_WITH_DNNL ON)
   elseif(CREMA_DNNL STREQUAL "ON")
-    message(FATAL_ERROR "CREMA_DNNL=ON but oneDNN was not found (apt-get install libdnnl-dev)")
+    message(FATAL_ERROR "CREMA_DNNL=ON but ${dnnl_problem}")
+  else()
+    message(STATUS "Crema: oneDNN engine off: ${dnnl_problem}; the reference CPU bodies run "
+                   "(engines DNNL and DEFAULT fall back to them)")
   endif()
 endif()

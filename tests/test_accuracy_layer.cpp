@@ -7,16 +7,11 @@
 #include <vector>
 
 #include "crema/layers/accuracy_layer.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
 
 template <typename TypeParam>
 class AccuracyLayerTest : public MultiDeviceTest<TypeParam> {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "crema/util/blocking_queue.hpp"
+#include "eventually.hpp"
 
 namespace crema {
 namespace {
@@ -49,11 +50,12 @@ TEST(BlockingQueueTest, PopWaitsForAProducer) {
   BlockingQueue<int> queue("waiting");
   int got = -1;
   boost::thread consumer([&] { got = queue.pop(); });
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(20));
+  // The consumer counts a wait when it finds the queue empty, then blocks.
+  ASSERT_TRUE(Eventually([&] { return queue.starved_count() >= 1; }, "the consumer to wait"));
+  EXPECT_EQ(got, -1);
   queue.push(42);
   consumer.join();
   EXPECT_EQ(got, 42);
-  EXPECT_GE(queue.starved_count(), 1u);
 }
 
 TEST(BlockingQueueTest, ManyProducersAndConsumersLoseNothing) {
@@ -116,7 +118,7 @@ TEST(BlockingQueueTest, BlockedPopIsInterruptible) {
       interrupted = true;
     }
   });
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(20));
+  ASSERT_TRUE(Eventually([&] { return queue.starved_count() >= 1; }, "the consumer to block"));
   consumer.interrupt();
   consumer.join();
   EXPECT_TRUE(interrupted);
@@ -132,6 +134,7 @@ TEST(BlockingQueueTest, BlockedPeekIsInterruptible) {
       interrupted = true;
     }
   });
+  ASSERT_TRUE(Eventually([&] { return queue.starved_count() >= 1; }, "the consumer to block"));
   consumer.interrupt();
   consumer.join();
   EXPECT_TRUE(interrupted);

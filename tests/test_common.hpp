@@ -1,5 +1,6 @@
 // What every suite shares: the element-type and device lists that typed
-// tests run over, and a fixture that puts the test thread in the right mode.
+// tests run over, a fixture that puts the test thread in the right mode, and
+// a net parsed from text.
 #ifndef CREMA_TESTS_TEST_COMMON_HPP_
 #define CREMA_TESTS_TEST_COMMON_HPP_
 
@@ -8,6 +9,8 @@
 #include <string>
 
 #include "crema/common.hpp"
+#include "crema/proto/crema.pb.h"
+#include "crema/util/io.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -34,16 +37,16 @@ using TestDtypes = ::testing::Types<float, double>;
 #ifdef CPU_ONLY
 using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>>;
 #else
-using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>,
-                                              GPUDevice<float>, GPUDevice<double>>;
+using TestDtypesAndDevices =
+    ::testing::Types<CPUDevice<float>, CPUDevice<double>, GPUDevice<float>, GPUDevice<double>>;
 #endif
 
 // True (and the test is skipped with the reason) when a GPU test has no device.
-#define CREMA_SKIP_WITHOUT_GPU()                                                      \
-  do {                                                                                \
-    if (::crema::Context::DeviceCount() == 0) {                                       \
-      GTEST_SKIP() << "no CUDA device on this machine: GPU test skipped";            \
-    }                                                                                 \
+#define CREMA_SKIP_WITHOUT_GPU()                                          \
+  do {                                                                    \
+    if (::crema::Context::DeviceCount() == 0) {                           \
+      GTEST_SKIP() << "no CUDA device on this machine: GPU test skipped"; \
+    }                                                                     \
   } while (0)
 
 // Typed over TestDtypesAndDevices: runs the test thread in the device's mode,
@@ -79,6 +82,13 @@ class ScopedThreadBudget {
  private:
   const int saved_;
 };
+
+// The NetParameter that text (prototxt) describes.
+inline NetParameter ParseNet(const std::string& text) {
+  NetParameter param;
+  ReadProtoFromString(text, "test net", &param);
+  return param;
+}
 
 }  // namespace crema
 

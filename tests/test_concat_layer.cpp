@@ -4,30 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "crema/filler.hpp"
 #include "crema/layers/concat_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void ExpectSetUpError(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
-                      const std::vector<Blob<Dtype>*>& top, const std::string& detail) {
-  try {
-    layer->SetUp(bottom, top);
-    ADD_FAILURE() << "SetUp must refuse this configuration (" << detail << ")";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
-    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
-    EXPECT_NE(message.find(detail), std::string::npos) << message;
-  }
-}
 
 // A blob of the given shape holding first, first + 1, ...
 template <typename Dtype>

@@ -14,6 +14,7 @@
 #include "crema/filler.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
@@ -62,41 +63,13 @@ LayerParameter ParamFor(const ConvCase& c) {
   return param;
 }
 
-int Product(const std::vector<int>& values) {
-  int product = 1;
-  for (int v : values) product *= v;
-  return product;
-}
-
-// Every multi-index of shape, in row-major order.
-std::vector<std::vector<int>> AllIndices(const std::vector<int>& shape) {
-  std::vector<std::vector<int>> indices;
-  std::vector<int> index(shape.size(), 0);
-  for (int flat = 0; flat < Product(shape); ++flat) {
-    indices.push_back(index);
-    for (int axis = static_cast<int>(shape.size()) - 1; axis >= 0; --axis) {
-      if (++index[axis] < shape[axis]) break;
-      index[axis] = 0;
-    }
-  }
-  return indices;
-}
-
-// A parameter as one value per axis: none means the default, one means the
-// same on every axis.
-std::vector<int> PerAxis(const std::vector<int>& values, int axes, int default_value) {
-  if (values.empty()) return std::vector<int>(axes, default_value);
-  if (values.size() == 1) return std::vector<int>(axes, values[0]);
-  return values;
-}
-
 // The geometry of a direct convolution: images (the axes before the channel
 // axis flattened), input channels and spatial shape, and the per-axis values.
-struct Direct {
+struct DirectConvolution {
   int images, channels, num_output, group;
   std::vector<int> in_spatial, out_spatial, kernel, stride, pad, dilation;
 
-  explicit Direct(const ConvCase& c) : num_output(c.num_output), group(c.group) {
+  explicit DirectConvolution(const ConvCase& c) : num_output(c.num_output), group(c.group) {
     const int spatial_axes = static_cast<int>(c.bottom_shape.size()) - c.axis - 1;
     images = 1;
     for (int axis = 0; axis < c.axis; ++axis) images *= c.bottom_shape[axis];
@@ -185,7 +158,7 @@ class ConvolutionLayerTest : public MultiDeviceTest<TypeParam> {
     ConvolutionLayer<Dtype> layer(ParamFor(c));
     layer.SetUp(bottom_vec, top_vec);
     ASSERT_EQ(layer.blobs().size(), c.bias ? 2u : 1u);
-    const Direct direct(c);
+    const DirectConvolution direct(c);
     std::vector<int> top_shape(c.bottom_shape.begin(), c.bottom_shape.begin() + c.axis);
     top_shape.push_back(c.num_output);
     top_shape.insert(top_shape.end(), direct.out_spatial.begin(), direct.out_spatial.end());

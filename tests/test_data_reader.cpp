@@ -14,6 +14,7 @@
 #include "crema/data_reader.hpp"
 #include "crema/layers/data_layer.hpp"
 #include "crema/util/db.hpp"
+#include "eventually.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"
 
@@ -115,7 +116,9 @@ TEST_F(DataReaderTest, StopsWhileBlockedOnAFullPipeline) {
   // records and blocks. Destroying it must still return promptly.
   std::vector<Datum*> held;
   for (int i = 0; i < 4; ++i) held.push_back(reader->full().pop());  // 1 x prefetch 4
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(20));
+  // The reader counts a wait when it finds no free record, then blocks.
+  ASSERT_TRUE(Eventually([&] { return reader->free().starved_count() >= 1; },
+                         "the reader to block on its free records"));
   for (Datum* datum : held) reader->free().push(datum);
   reader.reset();
   EXPECT_EQ(DataReader::live_bodies(), 0u);
@@ -130,18 +133,23 @@ TEST_F(DataReaderTest, StopsWhileConsumerAndReaderAreBlocked) {
   // reader waits for rank 1, and the consumer (a prefetch thread, say) waits
   // for rank 0's second record. Both must stop.
   std::unique_ptr<DataReader> reader(new DataReader(DataParam(source, 1)));
-  std::atomic<bool> interrupted{false};
+  std::atomic<bool> interrupted{false}, second_pop{false};
+  std::atomic<size_t> waits_before_second_pop{0};
   BlockingQueue<Datum*>& full = reader->full();
   BlockingQueue<Datum*>& recycled = reader->free();
   boost::thread consumer([&] {
     try {
       recycled.push(full.pop());
+      waits_before_second_pop = full.starved_count();
+      second_pop = true;
       full.pop();
     } catch (const boost::thread_interrupted&) {
       interrupted = true;
     }
   });
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(20));
+  ASSERT_TRUE(
+      Eventually([&] { return second_pop && full.starved_count() > waits_before_second_pop; },
+                 "the consumer to block on its second record"));
   consumer.interrupt();  // consumers stop first, as a data layer stops its thread
   consumer.join();
   reader.reset();

@@ -15,6 +15,7 @@
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/deconv_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
@@ -48,39 +49,13 @@ LayerParameter ParamFor(const DeconvCase& c, const std::string& type = "Deconvol
   return param;
 }
 
-int Product(const std::vector<int>& values) {
-  int product = 1;
-  for (int v : values) product *= v;
-  return product;
-}
-
-std::vector<int> PerAxis(const std::vector<int>& values, int axes, int default_value) {
-  if (values.empty()) return std::vector<int>(axes, default_value);
-  if (values.size() == 1) return std::vector<int>(axes, values[0]);
-  return values;
-}
-
-// Every multi-index of shape, in row-major order.
-std::vector<std::vector<int>> AllIndices(const std::vector<int>& shape) {
-  std::vector<std::vector<int>> indices;
-  std::vector<int> index(shape.size(), 0);
-  for (int flat = 0; flat < Product(shape); ++flat) {
-    indices.push_back(index);
-    for (int axis = static_cast<int>(shape.size()) - 1; axis >= 0; --axis) {
-      if (++index[axis] < shape[axis]) break;
-      index[axis] = 0;
-    }
-  }
-  return indices;
-}
-
 // A direct transposed convolution: bottom position q with kernel tap t lands on
 // top position q * stride - pad + t * dilation.
-struct Direct {
+struct DirectDeconvolution {
   int images, channels, num_output, group;
   std::vector<int> in_spatial, out_spatial, kernel, stride, pad, dilation;
 
-  explicit Direct(const DeconvCase& c) : num_output(c.num_output), group(c.group) {
+  explicit DirectDeconvolution(const DeconvCase& c) : num_output(c.num_output), group(c.group) {
     const int spatial_axes = static_cast<int>(c.bottom_shape.size()) - 2;
     images = c.bottom_shape[0];
     channels = c.bottom_shape[1];
@@ -170,7 +145,7 @@ class DeconvolutionLayerTest : public MultiDeviceTest<TypeParam> {
     }
     DeconvolutionLayer<Dtype> layer(ParamFor(c));
     layer.SetUp(bottom_vec, top_vec);
-    const Direct direct(c);
+    const DirectDeconvolution direct(c);
     std::vector<int> weight_shape{direct.channels, c.num_output / c.group};
     weight_shape.insert(weight_shape.end(), direct.kernel.begin(), direct.kernel.end());
     ASSERT_EQ(layer.blobs()[0]->shape(), weight_shape);

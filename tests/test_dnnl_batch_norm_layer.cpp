@@ -45,7 +45,7 @@ TEST(DnnlBatchNormLayerTest, GlobalStatisticsMatchReference) {
   ExpectDnnlMatchesReference<BatchNormLayer, DnnlBatchNormLayer>(check);
 }
 
-void CheckGradient(const char* layer_text) {
+void ExpectBatchNormGradient(const char* layer_text) {
   SCOPED_TRACE(layer_text);
   LayerParameter param;
   ReadProtoFromString(layer_text, "layer", &param);
@@ -59,11 +59,12 @@ void CheckGradient(const char* layer_text) {
 }
 
 TEST(DnnlBatchNormLayerTest, NumericalGradientBatchStatistics) {
-  CheckGradient("name: 'bn' type: 'BatchNorm'");
+  ExpectBatchNormGradient("name: 'bn' type: 'BatchNorm'");
 }
 
 TEST(DnnlBatchNormLayerTest, NumericalGradientGlobalStatistics) {
-  CheckGradient("name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true }");
+  ExpectBatchNormGradient(
+      "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true }");
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "crema/filler.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
 #include "crema/util/io.hpp"
+#include "dnnl_reference_check.hpp"
 #include "gradient_checker.hpp"
 #include "test_common.hpp"
 
@@ -21,13 +21,6 @@ namespace crema {
 namespace {
 
 #ifdef CREMA_DNNL
-
-void Fill(Blob<float>* blob, float std) {
-  FillerParameter param;
-  param.set_type("gaussian");
-  param.set_std(std);
-  GetFiller<float>(param)->Fill(blob);
-}
 
 float MaxDifference(const float* a, const float* b, int count) {
   float worst = 0;
@@ -50,7 +43,7 @@ void ExpectSameAsReference(const std::string& conv_param, std::vector<int> botto
   std::vector<Blob<float>*> bottom, ref_top, dnnl_top;
   for (int i = 0; i < bottoms; ++i) {
     data.emplace_back(new Blob<float>(bottom_shape));
-    Fill(data.back().get(), 1.0f);
+    GaussianFill(data.back().get(), 1.0f);
     bottom.push_back(data.back().get());
     data.emplace_back(new Blob<float>());
     ref_top.push_back(data.back().get());
@@ -76,7 +69,7 @@ void ExpectSameAsReference(const std::string& conv_param, std::vector<int> botto
     ASSERT_EQ(ref_top[i]->shape(), dnnl_top[i]->shape());
     EXPECT_LT(MaxDifference(ref_top[i]->cpu_data(), dnnl_top[i]->cpu_data(), ref_top[i]->count()),
               1e-4f);
-    Fill(ref_top[i], 1.0f);  // top gradient (stored in data, copied to both diffs)
+    GaussianFill(ref_top[i], 1.0f);  // top gradient (stored in data, copied to both diffs)
     std::copy(ref_top[i]->cpu_data(), ref_top[i]->cpu_data() + ref_top[i]->count(),
               ref_top[i]->mutable_cpu_diff());
     std::copy(ref_top[i]->cpu_diff(), ref_top[i]->cpu_diff() + ref_top[i]->count(),
@@ -149,7 +142,7 @@ TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
   for (int run = 0; run < 2; ++run) {
     Context::set_random_seed(7);
     Blob<float> bottom(std::vector<int>{8, 32, 12, 12}), top;
-    Fill(&bottom, 1.0f);
+    GaussianFill(&bottom, 1.0f);
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
     DnnlConvolutionLayer<float> layer(param);
     layer.SetUp(bottom_vec, top_vec);
@@ -218,7 +211,7 @@ TEST(DnnlConvolutionLayerTest, DefaultFirstLayerMatchesReferenceWithAndWithoutBo
     SCOPED_TRACE(bottom_gradient ? "with bottom gradient" : "weights only");
     Context::set_random_seed(3);
     Blob<float> bottom(std::vector<int>{4, 3, 9, 8}), ref_top, dnnl_top;
-    Fill(&bottom, 1.0f);
+    GaussianFill(&bottom, 1.0f);
     std::vector<Blob<float>*> bottom_vec{&bottom}, ref_vec{&ref_top}, dnnl_vec{&dnnl_top};
     ConvolutionLayer<float> reference(param);
     DnnlConvolutionLayer<float> dnnl(param, true);
@@ -229,7 +222,7 @@ TEST(DnnlConvolutionLayerTest, DefaultFirstLayerMatchesReferenceWithAndWithoutBo
     reference.Forward(bottom_vec, ref_vec);
     dnnl.Forward(bottom_vec, dnnl_vec);
     EXPECT_LT(MaxDifference(ref_top.cpu_data(), dnnl_top.cpu_data(), ref_top.count()), 1e-4f);
-    Fill(&ref_top, 1.0f);
+    GaussianFill(&ref_top, 1.0f);
     std::copy_n(ref_top.cpu_data(), ref_top.count(), ref_top.mutable_cpu_diff());
     std::copy_n(ref_top.cpu_data(), ref_top.count(), dnnl_top.mutable_cpu_diff());
     reference.Backward(ref_vec, {bottom_gradient}, bottom_vec);
@@ -261,7 +254,7 @@ TEST(DnnlConvolutionLayerTest, NumericalGradient) {
       "bias_filler { type: 'gaussian' std: 0.3 } }",
       "layer", &param);
   Blob<float> bottom(std::vector<int>{2, 2, 5, 5}), top;
-  Fill(&bottom, 1.0f);
+  GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
   DnnlConvolutionLayer<float> layer(param);
   GradientChecker<float> checker(1e-2, 1e-2);

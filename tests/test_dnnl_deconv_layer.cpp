@@ -23,28 +23,29 @@ std::string DeconvLayerText(const std::string& convolution_param) {
          " bias_filler { type: 'gaussian' std: 0.3 } }";
 }
 
-void ExpectSame(const std::string& convolution_param, std::vector<int> bottom_shape,
-                bool expect_dnnl = true) {
+void ExpectDeconvMatchesReference(const std::string& convolution_param,
+                                  std::vector<int> bottom_shape, bool expect_dnnl = true) {
   DnnlCheck check{DeconvLayerText(convolution_param), {bottom_shape}};
   check.expect_dnnl = expect_dnnl;
   ExpectDnnlMatchesReference<DeconvolutionLayer, DnnlDeconvolutionLayer>(check);
 }
 
 TEST(DnnlDeconvolutionLayerTest, MatchesReferenceStridePad) {
-  ExpectSame("num_output: 4 kernel_size: 3 stride: 2 pad: 1", {2, 3, 5, 4});
+  ExpectDeconvMatchesReference("num_output: 4 kernel_size: 3 stride: 2 pad: 1", {2, 3, 5, 4});
 }
 
 TEST(DnnlDeconvolutionLayerTest, MatchesReferenceGroupsDilationNoBias) {
-  ExpectSame("num_output: 6 kernel_size: 3 group: 2 dilation: 2 bias_term: false", {2, 4, 4, 5});
+  ExpectDeconvMatchesReference("num_output: 6 kernel_size: 3 group: 2 dilation: 2 bias_term: false",
+                               {2, 4, 4, 5});
 }
 
 TEST(DnnlDeconvolutionLayerTest, MatchesReferenceRectangular) {
-  ExpectSame("num_output: 3 kernel_h: 4 kernel_w: 2 stride_h: 2 stride_w: 3 pad_h: 1",
-             {1, 2, 3, 4});
+  ExpectDeconvMatchesReference(
+      "num_output: 3 kernel_h: 4 kernel_w: 2 stride_h: 2 stride_w: 3 pad_h: 1", {1, 2, 3, 4});
 }
 
 TEST(DnnlDeconvolutionLayerTest, ThreeDimensionalFallsBack) {
-  ExpectSame("num_output: 2 kernel_size: 2", {1, 2, 3, 3, 2}, false);
+  ExpectDeconvMatchesReference("num_output: 2 kernel_size: 2", {1, 2, 3, 3, 2}, false);
 }
 
 TEST(DnnlDeconvolutionLayerTest, NumericalGradient) {

@@ -16,7 +16,8 @@ namespace {
 
 #ifdef CREMA_DNNL
 
-void ExpectSame(const std::string& inner_product_param, std::vector<int> bottom_shape) {
+void ExpectInnerProductMatchesReference(const std::string& inner_product_param,
+                                        std::vector<int> bottom_shape) {
   ExpectDnnlMatchesReference<InnerProductLayer, DnnlInnerProductLayer>(
       {"name: 'ip' type: 'InnerProduct' inner_product_param { " + inner_product_param +
            " weight_filler { type: 'gaussian' std: 0.3 }"
@@ -24,14 +25,16 @@ void ExpectSame(const std::string& inner_product_param, std::vector<int> bottom_
        {bottom_shape}});
 }
 
-TEST(DnnlInnerProductLayerTest, MatchesReference) { ExpectSame("num_output: 6", {2, 3, 4, 5}); }
+TEST(DnnlInnerProductLayerTest, MatchesReference) {
+  ExpectInnerProductMatchesReference("num_output: 6", {2, 3, 4, 5});
+}
 
 TEST(DnnlInnerProductLayerTest, MatchesReferenceTransposed) {
-  ExpectSame("num_output: 7 transpose: true", {3, 10});
+  ExpectInnerProductMatchesReference("num_output: 7 transpose: true", {3, 10});
 }
 
 TEST(DnnlInnerProductLayerTest, MatchesReferenceNoBiasLaterAxis) {
-  ExpectSame("num_output: 4 bias_term: false axis: 2", {2, 3, 5, 2});
+  ExpectInnerProductMatchesReference("num_output: 4 bias_term: false axis: 2", {2, 3, 5, 2});
 }
 
 TEST(DnnlInnerProductLayerTest, NumericalGradient) {

@@ -31,7 +31,7 @@ TEST(DnnlLRNLayerTest, WithinChannelMatchesReference) {
        {{2, 3, 5, 6}}});
 }
 
-void CheckGradient(const std::string& lrn_param) {
+void ExpectLrnGradient(const std::string& lrn_param) {
   SCOPED_TRACE(lrn_param);
   LayerParameter param;
   ReadProtoFromString(LrnLayerText(lrn_param), "layer", &param);
@@ -45,11 +45,11 @@ void CheckGradient(const std::string& lrn_param) {
 }
 
 TEST(DnnlLRNLayerTest, NumericalGradientAcrossChannels) {
-  CheckGradient("local_size: 3 alpha: 0.5 beta: 0.75");
+  ExpectLrnGradient("local_size: 3 alpha: 0.5 beta: 0.75");
 }
 
 TEST(DnnlLRNLayerTest, NumericalGradientWithinChannel) {
-  CheckGradient("local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL");
+  ExpectLrnGradient("local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL");
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

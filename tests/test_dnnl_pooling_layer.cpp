@@ -22,8 +22,8 @@ std::string PoolingLayerText(const std::string& pooling_param) {
   return "name: 'pool' type: 'Pooling' pooling_param { " + pooling_param + " }";
 }
 
-void ExpectSame(const std::string& pooling_param, std::vector<int> bottom_shape,
-                bool expect_dnnl = true) {
+void ExpectPoolingMatchesReference(const std::string& pooling_param, std::vector<int> bottom_shape,
+                                   bool expect_dnnl = true) {
   DnnlCheck check{PoolingLayerText(pooling_param), {bottom_shape}};
   check.expect_dnnl = expect_dnnl;
   ExpectDnnlMatchesReference<PoolingLayer, DnnlPoolingLayer>(check);
@@ -32,29 +32,29 @@ void ExpectSame(const std::string& pooling_param, std::vector<int> bottom_shape,
 TEST(DnnlPoolingLayerTest, MaxMatchesReference) {
   // (9 - 3) / 2 + 1 = 4 rows; (8 - 3) / 2 rounds up: the last column window
   // runs past the input.
-  ExpectSame("pool: MAX kernel_size: 3 stride: 2", {2, 3, 9, 8});
+  ExpectPoolingMatchesReference("pool: MAX kernel_size: 3 stride: 2", {2, 3, 9, 8});
 }
 
 TEST(DnnlPoolingLayerTest, MaxPaddedMatchesReference) {
-  ExpectSame("pool: MAX kernel_size: 3 stride: 2 pad: 1", {2, 2, 7, 6});
+  ExpectPoolingMatchesReference("pool: MAX kernel_size: 3 stride: 2 pad: 1", {2, 2, 7, 6});
 }
 
 TEST(DnnlPoolingLayerTest, AveWindowPastTheInputDividesByItsInputs) {
-  ExpectSame("pool: AVE kernel_size: 3 stride: 2", {2, 3, 8, 8});
+  ExpectPoolingMatchesReference("pool: AVE kernel_size: 3 stride: 2", {2, 3, 8, 8});
 }
 
 TEST(DnnlPoolingLayerTest, AvePaddedDividesByTheKernel) {
-  ExpectSame("pool: AVE kernel_size: 3 stride: 2 pad: 1", {2, 2, 7, 7});
+  ExpectPoolingMatchesReference("pool: AVE kernel_size: 3 stride: 2 pad: 1", {2, 2, 7, 7});
 }
 
 TEST(DnnlPoolingLayerTest, AveGlobalMatchesReference) {
-  ExpectSame("pool: AVE global_pooling: true", {2, 4, 5, 3});
+  ExpectPoolingMatchesReference("pool: AVE global_pooling: true", {2, 4, 5, 3});
 }
 
 TEST(DnnlPoolingLayerTest, AvePastThePaddingFallsBack) {
   // 8 + 2 - 3 = 7 rounds up to 4 strides: the last window starts at 7 and
   // passes the padded input's end, where Caffe's divisor is neither oneDNN's.
-  ExpectSame("pool: AVE kernel_size: 3 stride: 2 pad: 1", {1, 2, 8, 8}, false);
+  ExpectPoolingMatchesReference("pool: AVE kernel_size: 3 stride: 2 pad: 1", {1, 2, 8, 8}, false);
 }
 
 // STOCHASTIC and a second (argmax) top: the reference body.
@@ -88,7 +88,7 @@ TEST(DnnlPoolingLayerTest, DefaultEngineKeepsTheReferenceTwoByTwoMax) {
   }
 }
 
-void CheckGradient(const std::string& pooling_param) {
+void ExpectPoolingGradient(const std::string& pooling_param) {
   SCOPED_TRACE(pooling_param);
   LayerParameter param;
   ReadProtoFromString(PoolingLayerText(pooling_param), "layer", &param);
@@ -102,11 +102,11 @@ void CheckGradient(const std::string& pooling_param) {
 }
 
 TEST(DnnlPoolingLayerTest, NumericalGradientMax) {
-  CheckGradient("pool: MAX kernel_size: 3 stride: 2 pad: 1");
+  ExpectPoolingGradient("pool: MAX kernel_size: 3 stride: 2 pad: 1");
 }
 
 TEST(DnnlPoolingLayerTest, NumericalGradientAve) {
-  CheckGradient("pool: AVE kernel_size: 3 stride: 2");
+  ExpectPoolingGradient("pool: AVE kernel_size: 3 stride: 2");
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

@@ -178,7 +178,7 @@ std::vector<Dtype> Values(std::initializer_list<double> values) {
 }
 
 template <typename Dtype>
-void ExpectAllNear(const std::vector<Dtype>& expected, const std::vector<Dtype>& actual) {
+void ExpectAllNearRelative(const std::vector<Dtype>& expected, const std::vector<Dtype>& actual) {
   ASSERT_EQ(expected.size(), actual.size());
   const double tolerance = sizeof(Dtype) == sizeof(float) ? 1e-5 : 1e-12;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -426,7 +426,7 @@ TYPED_TEST(Im2colTest, NdThreeAxesMatchesNaiveReference) {
     const auto image = RandomValues<Dtype>(g.im_count(), seed++);
     EXPECT_EQ(NaiveIm2col3d(image, g), Im2colNd(image, g));
     const auto columns = RandomValues<Dtype>(g.col_count(), seed++);
-    ExpectAllNear(NaiveCol2im3d(columns, g), Col2imNd(columns, g));
+    ExpectAllNearRelative(NaiveCol2im3d(columns, g), Col2imNd(columns, g));
   }
 }
 
@@ -553,7 +553,7 @@ TYPED_TEST(Im2colGpuTest, Col2imMatchesCpu) {
   unsigned seed = 51;
   for (const Geometry2d& g : Mixed2dGeometries()) {
     const auto columns = RandomValues<Dtype>(g.col_count(), seed++);
-    ExpectAllNear(Col2im(columns, g), this->Col2imGpu(columns, g));
+    ExpectAllNearRelative(Col2im(columns, g), this->Col2imGpu(columns, g));
   }
 }
 
@@ -579,7 +579,7 @@ TYPED_TEST(Im2colGpuTest, NdCol2imMatchesCpu) {
   unsigned seed = 71;
   for (const GeometryNd& g : MixedNdGeometries()) {
     const auto columns = RandomValues<Dtype>(g.col_count(), seed++);
-    ExpectAllNear(Col2imNd(columns, g), this->Col2imNdGpu(columns, g));
+    ExpectAllNearRelative(Col2imNd(columns, g), this->Col2imNdGpu(columns, g));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "crema/filler.hpp"
 #include "crema/layers/im2col_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
@@ -39,33 +40,13 @@ LayerParameter ParamFor(const Im2colCase& c) {
   return param;
 }
 
-int Product(const std::vector<int>& values) {
-  int product = 1;
-  for (int v : values) product *= v;
-  return product;
-}
-
-// Every multi-index of shape, in row-major order.
-std::vector<std::vector<int>> AllIndices(const std::vector<int>& shape) {
-  std::vector<std::vector<int>> indices;
-  std::vector<int> index(shape.size(), 0);
-  for (int flat = 0; flat < Product(shape); ++flat) {
-    indices.push_back(index);
-    for (int axis = static_cast<int>(shape.size()) - 1; axis >= 0; --axis) {
-      if (++index[axis] < shape[axis]) break;
-      index[axis] = 0;
-    }
-  }
-  return indices;
-}
-
 // The expected top shape, and the input index (or -1 in the padding) that
 // each top element copies.
-struct Direct {
+struct DirectIm2col {
   std::vector<int> top_shape;
   std::vector<int> source;
 
-  explicit Direct(const Im2colCase& c) {
+  explicit DirectIm2col(const Im2colCase& c) {
     const int images = c.bottom_shape[0], channels = c.bottom_shape[1];
     const std::vector<int> in_spatial(c.bottom_shape.begin() + 2, c.bottom_shape.end());
     std::vector<int> out_spatial;
@@ -115,7 +96,7 @@ class Im2colLayerTest : public MultiDeviceTest<TypeParam> {
     Im2colLayer<Dtype> layer(ParamFor(c));
     layer.SetUp(bottom_vec, top_vec);
     EXPECT_TRUE(layer.blobs().empty());
-    const Direct direct(c);
+    const DirectIm2col direct(c);
     ASSERT_EQ(top.shape(), direct.top_shape);
 
     layer.Forward(bottom_vec, top_vec);

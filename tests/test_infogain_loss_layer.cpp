@@ -15,16 +15,11 @@
 #include "crema/layers/softmax_loss_layer.hpp"
 #include "crema/util/io.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
 
 std::vector<double> Softmax(const std::vector<double>& scores) {
   double sum = 0;

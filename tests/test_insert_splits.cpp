@@ -5,19 +5,13 @@
 
 #include "crema/common.hpp"
 #include "crema/util/insert_splits.hpp"
-#include "crema/util/io.hpp"
+#include "test_common.hpp"
 
 namespace crema {
 namespace {
 
-NetParameter Parse(const std::string& text) {
-  NetParameter param;
-  ReadProtoFromString(text, "test net", &param);
-  return param;
-}
-
 TEST(InsertSplitsTest, NoSplitWhenEachBlobHasOneReader) {
-  const NetParameter param = Parse(
+  const NetParameter param = ParseNet(
       "layer { name: 'data' type: 'Input' top: 'data' }"
       "layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip' }"
       "layer { name: 'relu' type: 'ReLU' bottom: 'ip' top: 'ip' }");
@@ -28,7 +22,7 @@ TEST(InsertSplitsTest, NoSplitWhenEachBlobHasOneReader) {
 }
 
 TEST(InsertSplitsTest, SplitsABlobReadTwice) {
-  const NetParameter param = Parse(
+  const NetParameter param = ParseNet(
       "layer { name: 'data' type: 'Input' top: 'data' top: 'label' }"
       "layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip' }"
       "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' }"
@@ -50,7 +44,7 @@ TEST(InsertSplitsTest, SplitsABlobReadTwice) {
 }
 
 TEST(InsertSplitsTest, InPlaceLayerReadsTheLatestProducer) {
-  const NetParameter param = Parse(
+  const NetParameter param = ParseNet(
       "layer { name: 'data' type: 'Input' top: 'data' }"
       "layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'data' }"
       "layer { name: 'a' type: 'AbsVal' bottom: 'data' top: 'a' }"
@@ -66,7 +60,7 @@ TEST(InsertSplitsTest, InPlaceLayerReadsTheLatestProducer) {
 }
 
 TEST(InsertSplitsTest, LossBlobAlsoReadKeepsItsLossOnAnUnreadCopy) {
-  const NetParameter param = Parse(
+  const NetParameter param = ParseNet(
       "layer { name: 'data' type: 'Input' top: 'data' }"
       "layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip' loss_weight: 2 }"
       "layer { name: 'use' type: 'AbsVal' bottom: 'ip' top: 'use' }");
@@ -83,7 +77,7 @@ TEST(InsertSplitsTest, LossBlobAlsoReadKeepsItsLossOnAnUnreadCopy) {
 }
 
 TEST(InsertSplitsTest, UnknownBottomNamesLayerAndBlob) {
-  const NetParameter param = Parse(
+  const NetParameter param = ParseNet(
       "layer { name: 'data' type: 'Input' top: 'data' }"
       "layer { name: 'ip' type: 'InnerProduct' bottom: 'dat' top: 'ip' }");
   NetParameter split;

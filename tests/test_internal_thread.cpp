@@ -10,6 +10,7 @@
 
 #include "crema/internal_thread.hpp"
 #include "crema/util/blocking_queue.hpp"
+#include "eventually.hpp"
 
 namespace crema {
 namespace {
@@ -58,10 +59,9 @@ class Thrower : public InternalThread {
   void OnInternalThreadFailed() override { notified = true; }
 };
 
-void WaitUntil(const std::atomic<bool>& flag) {
-  for (int i = 0; i < 5000 && !flag; ++i) {
-    boost::this_thread::sleep_for(boost::chrono::milliseconds(1));
-  }
+// Whether flag becomes true (see Eventually).
+::testing::AssertionResult BecomesTrue(const std::atomic<bool>& flag, const char* what) {
+  return Eventually([&] { return flag.load(); }, what);
 }
 
 TEST(InternalThreadTest, StartAndStop) {
@@ -69,13 +69,10 @@ TEST(InternalThreadTest, StartAndStop) {
   EXPECT_FALSE(spinner.is_started());
   spinner.StartInternalThread();
   EXPECT_TRUE(spinner.is_started());
-  while (spinner.iterations < 3) boost::this_thread::sleep_for(boost::chrono::milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return spinner.iterations >= 3; }, "3 iterations"));
   spinner.StopInternalThread();
   EXPECT_FALSE(spinner.is_started());
-  EXPECT_TRUE(spinner.exited);
-  const int after_stop = spinner.iterations;
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(5));
-  EXPECT_EQ(spinner.iterations, after_stop);
+  EXPECT_TRUE(spinner.exited);  // joined: the loop has ended
 }
 
 TEST(InternalThreadTest, StopTwiceAndStopUnstartedAreHarmless) {
@@ -91,10 +88,11 @@ TEST(InternalThreadTest, StopTwiceAndStopUnstartedAreHarmless) {
 TEST(InternalThreadTest, StopWakesThreadBlockedOnEmptyQueue) {
   QueueWaiter waiter;
   waiter.StartInternalThread();
-  WaitUntil(waiter.waiting);
+  // Each time the worker finds the queue empty it counts a wait, then blocks.
+  ASSERT_TRUE(Eventually([&] { return waiter.queue.starved_count() >= 1; }, "the first wait"));
   waiter.queue.push(5);
-  while (waiter.received != 5) boost::this_thread::sleep_for(boost::chrono::milliseconds(1));
-  boost::this_thread::sleep_for(boost::chrono::milliseconds(10));  // now blocked in pop()
+  ASSERT_TRUE(Eventually([&] { return waiter.received == 5 && waiter.queue.starved_count() >= 2; },
+                         "the value, then the worker blocked in pop() again"));
   waiter.StopInternalThread();
   EXPECT_FALSE(waiter.is_started());
   EXPECT_FALSE(waiter.has_failed());  // being interrupted is not a failure
@@ -114,38 +112,49 @@ TEST(InternalThreadTest, DestructorStopsRunningThread) {
   {
     QueueWaiter waiter;
     waiter.StartInternalThread();
-    WaitUntil(waiter.waiting);
+    ASSERT_TRUE(BecomesTrue(waiter.waiting, "the worker to start"));
     waiting = waiter.waiting.load();
   }  // joins here: a thread left running would hang or crash the test
   EXPECT_TRUE(waiting);
 }
 
-// Only the base destructor stops this one, and its entry touches base state.
+// Has no destructor of its own, so only the base destructor can stop it.
+// After its first step its entry touches nothing of the derived object: what
+// it reports goes to flags the test owns.
 class BaseStopped : public InternalThread {
  public:
-  std::atomic<bool> running{false};
+  BaseStopped(std::atomic<bool>* running, std::atomic<bool>* exited)
+      : running_(running), exited_(exited) {}
 
  protected:
   void InternalThreadEntry() override {
-    running = true;
+    std::atomic<bool>* exited = exited_;
+    struct SetOnExit {
+      std::atomic<bool>* flag;
+      ~SetOnExit() { *flag = true; }
+    } set_on_exit{exited};
+    *running_ = true;
     while (!must_stop()) boost::this_thread::sleep_for(boost::chrono::microseconds(200));
   }
+
+ private:
+  std::atomic<bool>* running_;
+  std::atomic<bool>* exited_;
 };
 
 TEST(InternalThreadTest, BaseDestructorStopsThread) {
-  auto* thread = new BaseStopped;
+  std::atomic<bool> running{false}, exited{false};
+  std::unique_ptr<InternalThread> thread(new BaseStopped(&running, &exited));
   thread->StartInternalThread();
-  WaitUntil(thread->running);
-  InternalThread* base = thread;
-  base->StopInternalThread();
-  delete thread;
-  SUCCEED();
+  ASSERT_TRUE(BecomesTrue(running, "the worker to start"));
+  thread.reset();  // ~InternalThread alone must stop and join the worker
+  EXPECT_TRUE(exited);
 }
 
 TEST(InternalThreadTest, ExceptionInEntryReachesOwner) {
   Thrower thrower;
   thrower.StartInternalThread();
-  WaitUntil(thrower.notified);
+  ASSERT_TRUE(BecomesTrue(thrower.notified, "the failure to be reported"));
   thrower.StopInternalThread();
   EXPECT_TRUE(thrower.notified);
   EXPECT_TRUE(thrower.has_failed());
@@ -172,7 +181,7 @@ TEST(InternalThreadTest, ManyThreadsStopPromptly) {
     waiters.emplace_back(new QueueWaiter);
     waiters.back()->StartInternalThread();
   }
-  for (auto& w : waiters) WaitUntil(w->waiting);
+  for (auto& w : waiters) ASSERT_TRUE(BecomesTrue(w->waiting, "every worker to start"));
   for (auto& w : waiters) w->StopInternalThread();
   for (auto& w : waiters) EXPECT_FALSE(w->is_started());
 }

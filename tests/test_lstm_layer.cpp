@@ -13,36 +13,11 @@
 #include "crema/filler.hpp"
 #include "crema/layers/lstm_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void FillGaussian(Blob<Dtype>* blob) {
-  FillerParameter filler_param;
-  filler_param.set_type("gaussian");
-  GetFiller<Dtype>(filler_param)->Fill(blob);
-}
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (size_t i = 0; i < values.size(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
-
-// Steps [begin, end) of a T x N x ... blob.
-template <typename Dtype>
-void CopySteps(const Blob<Dtype>& source, int begin, int end, Blob<Dtype>* steps) {
-  std::vector<int> shape = source.shape();
-  shape[0] = end - begin;
-  steps->Reshape(shape);
-  const int step_count = source.count(1);
-  std::copy(source.cpu_data() + begin * step_count, source.cpu_data() + end * step_count,
-            steps->mutable_cpu_data());
-}
-
-double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 // h for the equations of lstm_layer.hpp by plain loops, from the given
 // initial states (null: zeros).
@@ -93,7 +68,7 @@ std::vector<double> ReferenceLSTM(const Blob<Dtype>& x, const Blob<Dtype>& cont,
   return output;
 }
 
-void ExpectErrorNaming(const std::function<void()>& action, const std::string& what) {
+void ExpectErrorNamingLstm(const std::function<void()>& action, const std::string& what) {
   try {
     action();
     FAIL() << "expected an error about " << what;
@@ -351,13 +326,13 @@ TYPED_TEST(LSTMLayerTest, GradientOneStep) {
 TYPED_TEST(LSTMLayerTest, BadConfigurationsNameTheLayer) {
   using Dtype = typename TypeParam::Dtype;
   Blob<Dtype> wrong_cont(std::vector<int>{2, 3}), wrong_c0(std::vector<int>{1, 3, 3});
-  ExpectErrorNaming(
+  ExpectErrorNamingLstm(
       [&] {
         LSTMLayer<Dtype> layer(this->Param());
         layer.SetUp({&this->x_, &wrong_cont}, {&this->top_});
       },
       "cont");
-  ExpectErrorNaming(
+  ExpectErrorNamingLstm(
       [&] {
         LayerParameter param = this->Param();
         param.mutable_recurrent_param()->set_num_output(0);
@@ -365,20 +340,20 @@ TYPED_TEST(LSTMLayerTest, BadConfigurationsNameTheLayer) {
         layer.SetUp({&this->x_, &this->cont_}, {&this->top_});
       },
       "num_output");
-  ExpectErrorNaming(
+  ExpectErrorNamingLstm(
       [&] {
         LSTMLayer<Dtype> layer(this->Param(true));
         layer.SetUp({&this->x_, &this->cont_, &this->h0_, &wrong_c0},
                     {&this->top_, &this->h_final_, &this->c_final_});
       },
       "c_0");
-  ExpectErrorNaming(
+  ExpectErrorNamingLstm(
       [&] {
         LSTMLayer<Dtype> layer(this->Param(true));
         layer.SetUp({&this->x_, &this->cont_, &this->h0_, &this->c0_}, {&this->top_});
       },
       "top");
-  ExpectErrorNaming(
+  ExpectErrorNamingLstm(
       [&] {
         LSTMLayer<Dtype> layer(this->Param());
         layer.SetUp({&this->x_, &this->cont_}, {&this->top_});

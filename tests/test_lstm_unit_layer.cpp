@@ -10,12 +10,11 @@
 #include "crema/filler.hpp"
 #include "crema/layers/lstm_unit_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 template <typename TypeParam>
 class LSTMUnitLayerTest : public MultiDeviceTest<TypeParam> {

@@ -16,12 +16,6 @@
 namespace crema {
 namespace {
 
-NetParameter ParseNet(const std::string& text) {
-  NetParameter param;
-  ReadProtoFromString(text, "test net", &param);
-  return param;
-}
-
 // Input (4 x 6 data, 4 labels) -> ip1 (5) -> relu -> ip2 (3) -> softmax loss,
 // plus an accuracy layer at TEST.
 const char* kSmallNet =
@@ -151,7 +145,8 @@ TYPED_TEST(NetTest, BackwardOnlyWhereSomethingLearns) {
   using Dtype = typename TypeParam::Dtype;
   std::string frozen(kSmallNet);
   // ip1 learns nothing: no backward for it, and none into the input.
-  frozen.replace(frozen.find("top: 'ip1'"), 10, "top: 'ip1' param { lr_mult: 0 } param { lr_mult: 0 }");
+  frozen.replace(frozen.find("top: 'ip1'"), 10,
+                 "top: 'ip1' param { lr_mult: 0 } param { lr_mult: 0 }");
   auto net = MakeNet<Dtype>(frozen, TRAIN);
   EXPECT_FALSE(net->layer_need_backward()[0]);  // input
   EXPECT_FALSE(net->layer_need_backward()[1]);  // ip1, frozen
@@ -263,12 +258,12 @@ TEST(NetErrorTest, UnknownBottomTypeAndDuplicateNamesAreUserErrors) {
   };
   const std::string input =
       "layer { name: 'input' type: 'Input' top: 'data' input_param { shape { dim: 1 } } }";
-  EXPECT_NE(message_of(input + "layer { name: 'r' type: 'ReLU' bottom: 'dta' top: 'r' }")
-                .find("'dta'"),
-            std::string::npos);
-  EXPECT_NE(message_of(input + "layer { name: 'r' type: 'ReLUU' bottom: 'data' top: 'r' }")
-                .find("ReLUU"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of(input + "layer { name: 'r' type: 'ReLU' bottom: 'dta' top: 'r' }").find("'dta'"),
+      std::string::npos);
+  EXPECT_NE(
+      message_of(input + "layer { name: 'r' type: 'ReLUU' bottom: 'data' top: 'r' }").find("ReLUU"),
+      std::string::npos);
   EXPECT_NE(message_of(input + "layer { name: 'input' type: 'ReLU' bottom: 'data' top: 'r' }")
                 .find("unique"),
             std::string::npos);

@@ -13,16 +13,11 @@
 #include "crema/filler.hpp"
 #include "crema/layers/pooling_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void SetValues(const std::vector<double>& values, Blob<Dtype>* blob) {
-  ASSERT_EQ(static_cast<int>(values.size()), blob->count());
-  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
-}
 
 template <typename Dtype>
 void ExpectValues(const std::vector<double>& expected, const Blob<Dtype>& blob,
@@ -72,7 +67,7 @@ class PoolingLayerTest : public MultiDeviceTest<TypeParam> {
   void Forward(const LayerParameter& param, const std::vector<int>& shape,
                const std::vector<double>& input, bool with_mask = false) {
     bottom_->Reshape(shape);
-    SetValues(input, bottom_.get());
+    SetValues(bottom_.get(), input);
     if (with_mask) top_vec_.push_back(mask_.get());
     layer_.reset(new PoolingLayer<Dtype>(param));
     layer_->SetUp(bottom_vec_, top_vec_);

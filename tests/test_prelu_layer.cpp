@@ -12,26 +12,11 @@
 #include "crema/filler.hpp"
 #include "crema/layers/prelu_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-// SetUp must refuse the configuration with an Error naming the layer and
-// its type.
-template <typename Dtype>
-void ExpectSetUpThrowsNamingLayer(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
-                                  const std::vector<Blob<Dtype>*>& top) {
-  ASSERT_FALSE(layer->layer_param().name().empty()) << "name the layer to check the message";
-  try {
-    layer->SetUp(bottom, top);
-    ADD_FAILURE() << "SetUp accepted a bad configuration";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
-    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
-  }
-}
 
 template <typename TypeParam>
 class PReLULayerTest : public MultiDeviceTest<TypeParam> {
@@ -78,7 +63,7 @@ void FillByHandInput(Blob<Dtype>* blob) {
 }
 
 template <typename Dtype>
-std::vector<Dtype> Values(const Dtype* data, int count) {
+std::vector<Dtype> ValuesOf(const Dtype* data, int count) {
   return std::vector<Dtype>(data, data + count);
 }
 
@@ -88,7 +73,7 @@ TYPED_TEST(PReLULayerTest, DefaultSlopesAreAQuarter) {
   layer.SetUp(this->bottom_vec_, this->top_vec_);
   ASSERT_EQ(layer.blobs().size(), 1u);
   EXPECT_EQ(layer.blobs()[0]->shape(), std::vector<int>{3});
-  EXPECT_EQ(Values(layer.blobs()[0]->cpu_data(), 3), (std::vector<Dtype>{0.25, 0.25, 0.25}));
+  EXPECT_EQ(ValuesOf(layer.blobs()[0]->cpu_data(), 3), (std::vector<Dtype>{0.25, 0.25, 0.25}));
 
   PReLULayer<Dtype> shared(PReLUParam(true));
   shared.SetUp(this->bottom_vec_, this->top_vec_);
@@ -109,7 +94,7 @@ TYPED_TEST(PReLULayerTest, ForwardByHandPerChannel) {
   layer.blobs()[0]->mutable_cpu_data()[0] = 0.25;
   layer.blobs()[0]->mutable_cpu_data()[1] = 0.5;
   layer.Forward(bottom_vec, top_vec);
-  EXPECT_EQ(Values(top.cpu_data(), 8), (std::vector<Dtype>{-0.5, 4, -0.5, 3, -1, 1, -0.25, 0}));
+  EXPECT_EQ(ValuesOf(top.cpu_data(), 8), (std::vector<Dtype>{-0.5, 4, -0.5, 3, -1, 1, -0.25, 0}));
 }
 
 TYPED_TEST(PReLULayerTest, ForwardByHandShared) {
@@ -121,7 +106,7 @@ TYPED_TEST(PReLULayerTest, ForwardByHandShared) {
   layer.SetUp(bottom_vec, top_vec);
   layer.blobs()[0]->mutable_cpu_data()[0] = 0.5;
   layer.Forward(bottom_vec, top_vec);
-  EXPECT_EQ(Values(top.cpu_data(), 8), (std::vector<Dtype>{-1, 4, -0.5, 3, -2, 1, -0.25, 0}));
+  EXPECT_EQ(ValuesOf(top.cpu_data(), 8), (std::vector<Dtype>{-1, 4, -0.5, 3, -2, 1, -0.25, 0}));
 }
 
 TYPED_TEST(PReLULayerTest, ForwardTwoAxisBottom) {
@@ -136,7 +121,7 @@ TYPED_TEST(PReLULayerTest, ForwardTwoAxisBottom) {
   layer.blobs()[0]->mutable_cpu_data()[1] = 0.25;
   layer.blobs()[0]->mutable_cpu_data()[2] = 0.125;
   layer.Forward(bottom_vec, top_vec);
-  EXPECT_EQ(Values(top.cpu_data(), 6), (std::vector<Dtype>{-0.5, -0.25, -0.125, -1, 2, -0.25}));
+  EXPECT_EQ(ValuesOf(top.cpu_data(), 6), (std::vector<Dtype>{-0.5, -0.25, -0.125, -1, 2, -0.25}));
 }
 
 TYPED_TEST(PReLULayerTest, BackwardByHandAccumulatesSlopeGradient) {
@@ -157,11 +142,11 @@ TYPED_TEST(PReLULayerTest, BackwardByHandAccumulatesSlopeGradient) {
   // Slope c collects top_diff * x over its x <= 0: c0 from -2 and -4, c1 from
   // -1 (diff 2), -0.5 and 0 (diff 3).
   layer.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  EXPECT_EQ(Values(bottom.cpu_diff(), 8), expected_bottom_diff);
-  EXPECT_EQ(Values(slopes.cpu_diff(), 2), (std::vector<Dtype>{-6, -3.5}));
+  EXPECT_EQ(ValuesOf(bottom.cpu_diff(), 8), expected_bottom_diff);
+  EXPECT_EQ(ValuesOf(slopes.cpu_diff(), 2), (std::vector<Dtype>{-6, -3.5}));
   layer.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  EXPECT_EQ(Values(bottom.cpu_diff(), 8), expected_bottom_diff);
-  EXPECT_EQ(Values(slopes.cpu_diff(), 2), (std::vector<Dtype>{-12, -7}));
+  EXPECT_EQ(ValuesOf(bottom.cpu_diff(), 8), expected_bottom_diff);
+  EXPECT_EQ(ValuesOf(slopes.cpu_diff(), 2), (std::vector<Dtype>{-12, -7}));
 }
 
 TYPED_TEST(PReLULayerTest, BackwardByHandShared) {
@@ -178,7 +163,7 @@ TYPED_TEST(PReLULayerTest, BackwardByHandShared) {
   const std::vector<Dtype> top_diff = {1, 1, 2, 2, 1, 1, 3, 3};
   std::copy(top_diff.begin(), top_diff.end(), top.mutable_cpu_diff());
   layer.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  EXPECT_EQ(Values(bottom.cpu_diff(), 8), (std::vector<Dtype>{0.5, 1, 1, 2, 0.5, 1, 1.5, 1.5}));
+  EXPECT_EQ(ValuesOf(bottom.cpu_diff(), 8), (std::vector<Dtype>{0.5, 1, 1, 2, 0.5, 1, 1.5, 1.5}));
   EXPECT_EQ(slope.cpu_diff()[0], Dtype(-9.5));
 }
 
@@ -229,15 +214,15 @@ TYPED_TEST(PReLULayerTest, InPlaceMatchesOutOfPlace) {
     out_of_place.Forward(bottom_vec, top_vec);
     in_place.Forward(shared_vec, shared_vec);
     const int count = bottom.count();
-    EXPECT_EQ(Values(shared.cpu_data(), count), Values(top.cpu_data(), count));
+    EXPECT_EQ(ValuesOf(shared.cpu_data(), count), ValuesOf(top.cpu_data(), count));
     for (int i = 0; i < count; ++i) {
       top.mutable_cpu_diff()[i] = shared.mutable_cpu_diff()[i] = Dtype(0.1) * (i % 7) - Dtype(0.3);
     }
     out_of_place.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
     in_place.Backward(shared_vec, std::vector<bool>{true}, shared_vec);
-    EXPECT_EQ(Values(shared.cpu_diff(), count), Values(bottom.cpu_diff(), count));
-    EXPECT_EQ(Values(in_place.blobs()[0]->cpu_diff(), num_slopes),
-              Values(out_of_place.blobs()[0]->cpu_diff(), num_slopes));
+    EXPECT_EQ(ValuesOf(shared.cpu_diff(), count), ValuesOf(bottom.cpu_diff(), count));
+    EXPECT_EQ(ValuesOf(in_place.blobs()[0]->cpu_diff(), num_slopes),
+              ValuesOf(out_of_place.blobs()[0]->cpu_diff(), num_slopes));
   }
 }
 
@@ -254,7 +239,7 @@ TYPED_TEST(PReLULayerTest, PropagateDownFlagsAreRespected) {
   cpu_set(3, Dtype(5), slopes.mutable_cpu_diff());
   layer.set_param_propagate_down(0, false);
   layer.Backward(this->top_vec_, std::vector<bool>{true}, this->bottom_vec_);
-  EXPECT_EQ(Values(slopes.cpu_diff(), 3), (std::vector<Dtype>{5, 5, 5}));
+  EXPECT_EQ(ValuesOf(slopes.cpu_diff(), 3), (std::vector<Dtype>{5, 5, 5}));
   for (int i = 0; i < count; ++i) {
     EXPECT_EQ(this->bottom_->cpu_diff()[i], this->bottom_->cpu_data()[i] > 0 ? 1 : Dtype(0.25));
   }
@@ -264,7 +249,7 @@ TYPED_TEST(PReLULayerTest, PropagateDownFlagsAreRespected) {
   cpu_set(count, Dtype(7), this->bottom_->mutable_cpu_diff());
   layer.Backward(this->top_vec_, std::vector<bool>{false}, this->bottom_vec_);
   for (int i = 0; i < count; ++i) EXPECT_EQ(this->bottom_->cpu_diff()[i], 7) << i;
-  EXPECT_NE(Values(slopes.cpu_diff(), 3), (std::vector<Dtype>{5, 5, 5}));
+  EXPECT_NE(ValuesOf(slopes.cpu_diff(), 3), (std::vector<Dtype>{5, 5, 5}));
 }
 
 TYPED_TEST(PReLULayerTest, UsesTrainedSlopes) {
@@ -281,7 +266,8 @@ TYPED_TEST(PReLULayerTest, UsesTrainedSlopes) {
   PReLULayer<Dtype> layer(param);
   layer.SetUp(bottom_vec, top_vec);
   layer.Forward(bottom_vec, top_vec);
-  EXPECT_EQ(Values(top.cpu_data(), 3), (std::vector<Dtype>{Dtype(-0.1), Dtype(-0.2), Dtype(-0.3)}));
+  EXPECT_EQ(ValuesOf(top.cpu_data(), 3),
+            (std::vector<Dtype>{Dtype(-0.1), Dtype(-0.2), Dtype(-0.3)}));
 }
 
 TYPED_TEST(PReLULayerTest, TrainedSlopeCountMismatchRefused) {

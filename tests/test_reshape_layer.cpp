@@ -4,28 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "crema/layers/reshape_layer.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void ExpectSetUpError(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
-                      const std::vector<Blob<Dtype>*>& top, const std::string& detail) {
-  try {
-    layer->SetUp(bottom, top);
-    ADD_FAILURE() << "SetUp must refuse this configuration (" << detail << ")";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
-    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
-    EXPECT_NE(message.find(detail), std::string::npos) << message;
-  }
-}
 
 LayerParameter ReshapeParam(const std::vector<int>& shape, int axis = 0, int num_axes = -1) {
   LayerParameter param;

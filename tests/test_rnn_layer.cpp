@@ -15,34 +15,11 @@
 #include "crema/net.hpp"
 #include "crema/util/io.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void FillGaussian(Blob<Dtype>* blob) {
-  FillerParameter filler_param;
-  filler_param.set_type("gaussian");
-  GetFiller<Dtype>(filler_param)->Fill(blob);
-}
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (size_t i = 0; i < values.size(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
-
-// Steps [begin, end) of a T x N x ... blob.
-template <typename Dtype>
-void CopySteps(const Blob<Dtype>& source, int begin, int end, Blob<Dtype>* steps) {
-  std::vector<int> shape = source.shape();
-  shape[0] = end - begin;
-  steps->Reshape(shape);
-  const int step_count = source.count(1);
-  std::copy(source.cpu_data() + begin * step_count, source.cpu_data() + end * step_count,
-            steps->mutable_cpu_data());
-}
 
 // o for the equations of rnn_layer.hpp, from h_0 = 0, by plain loops.
 template <typename Dtype>
@@ -87,7 +64,7 @@ std::vector<double> ReferenceRNN(const Blob<Dtype>& x, const Blob<Dtype>& cont,
   return output;
 }
 
-void ExpectErrorNaming(const std::function<void()>& action, const std::string& what) {
+void ExpectErrorNamingRnn(const std::function<void()>& action, const std::string& what) {
   try {
     action();
     FAIL() << "expected an error about " << what;
@@ -420,7 +397,7 @@ TYPED_TEST(RNNLayerTest, UsesBlobsGivenWithTheLayer) {
 
   saved.mutable_blobs()->RemoveLast();
   RNNLayer<Dtype> short_of_blobs(saved);
-  ExpectErrorNaming([&] { short_of_blobs.SetUp(bottom, {&restored_top}); }, "parameter blobs");
+  ExpectErrorNamingRnn([&] { short_of_blobs.SetUp(bottom, {&restored_top}); }, "parameter blobs");
 }
 
 TYPED_TEST(RNNLayerTest, WeightsRoundTripThroughNets) {
@@ -455,13 +432,13 @@ TYPED_TEST(RNNLayerTest, BadConfigurationsNameTheLayer) {
   using Dtype = typename TypeParam::Dtype;
   Blob<Dtype> wrong_cont(std::vector<int>{3, 1}), flat_x(std::vector<int>{3, 2}),
       wrong_h0(std::vector<int>{1, 2, 3});
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         RNNLayer<Dtype> layer(this->Param());
         layer.SetUp({&this->x_, &wrong_cont}, {&this->top_});
       },
       "cont");
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         LayerParameter param = this->Param();
         param.mutable_recurrent_param()->set_num_output(0);
@@ -469,26 +446,26 @@ TYPED_TEST(RNNLayerTest, BadConfigurationsNameTheLayer) {
         layer.SetUp({&this->x_, &this->cont_}, {&this->top_});
       },
       "num_output");
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         RNNLayer<Dtype> layer(this->Param());
         layer.SetUp({&flat_x, &this->cont_}, {&this->top_});
       },
       "x (bottom 0)");
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         RNNLayer<Dtype> layer(this->Param(true));
         layer.SetUp({&this->x_, &this->cont_, &wrong_h0}, {&this->top_, &this->h_final_});
       },
       "h_0");
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         RNNLayer<Dtype> layer(this->Param(true));
         layer.SetUp({&this->x_, &this->cont_}, {&this->top_, &this->h_final_});
       },
       "bottom");
   // A later batch of a different size per step.
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         RNNLayer<Dtype> layer(this->Param());
         layer.SetUp({&this->x_, &this->cont_}, {&this->top_});
@@ -505,7 +482,7 @@ TYPED_TEST(RNNLayerTest, ContHasNoGradient) {
   EXPECT_FALSE(layer.AllowForceBackward(1));
   layer.SetUp({&this->x_, &this->cont_}, {&this->top_});
   layer.Forward({&this->x_, &this->cont_}, {&this->top_});
-  ExpectErrorNaming(
+  ExpectErrorNamingRnn(
       [&] {
         layer.Backward({&this->top_}, {true, true}, {&this->x_, &this->cont_});
       },

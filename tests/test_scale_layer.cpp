@@ -12,17 +12,11 @@
 #include "crema/filler.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void FillGaussian(Blob<Dtype>* blob) {
-  FillerParameter filler_param;
-  filler_param.set_type("gaussian");
-  GetFiller<Dtype>(filler_param)->Fill(blob);
-}
 
 template <typename TypeParam>
 class ScaleLayerTest : public MultiDeviceTest<TypeParam> {

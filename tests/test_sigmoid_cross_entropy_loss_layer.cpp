@@ -10,16 +10,11 @@
 
 #include "crema/layers/sigmoid_cross_entropy_loss_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
 
 // -[t log s(x) + (1 - t) log(1 - s(x))], by hand.
 double CrossEntropy(double x, double t) {

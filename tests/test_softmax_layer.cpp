@@ -15,7 +15,7 @@ namespace crema {
 namespace {
 
 template <typename Dtype>
-void FillGaussian(Blob<Dtype>* blob, unsigned seed, double stddev = 1.0) {
+void FillSeededGaussian(Blob<Dtype>* blob, unsigned seed, double stddev = 1.0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> gaussian(0.0, stddev);
   for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(gaussian(rng));
@@ -27,7 +27,7 @@ class SoftmaxLayerTest : public MultiDeviceTest<TypeParam> {
 
  protected:
   SoftmaxLayerTest() : bottom_(new Blob<Dtype>(2, 3, 2, 3)), top_(new Blob<Dtype>()) {
-    FillGaussian(bottom_.get(), 1701);
+    FillSeededGaussian(bottom_.get(), 1701);
     bottom_vec_.push_back(bottom_.get());
     top_vec_.push_back(top_.get());
   }

@@ -11,16 +11,11 @@
 
 #include "crema/layers/softmax_loss_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-template <typename Dtype>
-void SetValues(Blob<Dtype>* blob, const std::vector<double>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int>(values.size()));
-  for (int i = 0; i < blob->count(); ++i) blob->mutable_cpu_data()[i] = Dtype(values[i]);
-}
 
 // -log softmax(scores)[label], by hand.
 double NegLogSoftmax(const std::vector<double>& scores, int label) {
@@ -29,7 +24,8 @@ double NegLogSoftmax(const std::vector<double>& scores, int label) {
   return -std::log(std::exp(scores[label]) / sum);
 }
 
-void ExpectErrorNaming(const std::function<void()>& action, const std::vector<std::string>& parts) {
+void ExpectErrorMentioning(const std::function<void()>& action,
+                           const std::vector<std::string>& parts) {
   try {
     action();
     ADD_FAILURE() << "expected crema::Error";
@@ -210,8 +206,8 @@ TYPED_TEST(SoftmaxWithLossLayerTest, LabelOutOfRangeNamesTheLayer) {
     this->labels_.mutable_cpu_data()[1] = bad;
     SoftmaxWithLossLayer<Dtype> layer(param);
     layer.SetUp(this->bottom_vec_, this->top_vec_);
-    ExpectErrorNaming([&] { layer.Forward(this->bottom_vec_, this->top_vec_); },
-                      {"loss3", "SoftmaxWithLoss", "label", "[0, 3)"});
+    ExpectErrorMentioning([&] { layer.Forward(this->bottom_vec_, this->top_vec_); },
+                          {"loss3", "SoftmaxWithLoss", "label", "[0, 3)"});
   }
 }
 
@@ -221,7 +217,7 @@ TYPED_TEST(SoftmaxWithLossLayerTest, LabelCountMismatchNamesBothBlobs) {
   param.set_name("loss3");
   this->labels_.Reshape(std::vector<int>{3});
   SoftmaxWithLossLayer<Dtype> layer(param);
-  ExpectErrorNaming(
+  ExpectErrorMentioning(
       [&] { layer.SetUp(this->bottom_vec_, this->top_vec_); },
       {"loss3", "SoftmaxWithLoss", this->scores_.shape_string(), this->labels_.shape_string()});
   // Same number of items, but one label per item where the scores have two
@@ -229,8 +225,8 @@ TYPED_TEST(SoftmaxWithLossLayerTest, LabelCountMismatchNamesBothBlobs) {
   this->scores_.Reshape(std::vector<int>{2, 3, 2});
   this->labels_.Reshape(std::vector<int>{2});
   SoftmaxWithLossLayer<Dtype> spatial(param);
-  ExpectErrorNaming([&] { spatial.SetUp(this->bottom_vec_, this->top_vec_); },
-                    {"loss3", this->scores_.shape_string(), this->labels_.shape_string()});
+  ExpectErrorMentioning([&] { spatial.SetUp(this->bottom_vec_, this->top_vec_); },
+                        {"loss3", this->scores_.shape_string(), this->labels_.shape_string()});
 }
 
 TYPED_TEST(SoftmaxWithLossLayerTest, RefusesGradientToLabels) {

@@ -43,7 +43,8 @@ void SetInputs(Net<double>* net) {
   net->blob_by_name("y")->mutable_cpu_data()[0] = 3.0;
 }
 
-std::vector<double> Weights(const Solver<double>& solver) {
+// The linear unit's weights w, as the solver has them now.
+std::vector<double> LinearWeights(const Solver<double>& solver) {
   const Blob<double>* w = solver.net()->learnable_params()[0];
   return std::vector<double>(w->cpu_data(), w->cpu_data() + w->count());
 }
@@ -73,8 +74,9 @@ TEST(SolverTest, LearningRatePolicies) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.policy);
-    SolverParameter param = LinearSolver("SGD", "gamma: 0.5 power: 2 stepsize: 3 "
-                                                "stepvalue: 2 stepvalue: 5");
+    SolverParameter param = LinearSolver("SGD",
+                                         "gamma: 0.5 power: 2 stepsize: 3 "
+                                         "stepvalue: 2 stepvalue: 5");
     param.set_lr_policy(c.policy);
     param.set_max_iter(10);
     SGDSolver<double> solver(param);
@@ -134,7 +136,7 @@ TEST(SolverTest, UpdateRulesFollowTheirFormulas) {
         w[i] -= step;
       }
       solver->Step(1);
-      const std::vector<double> got = Weights(*solver);
+      const std::vector<double> got = LinearWeights(*solver);
       EXPECT_NEAR(got[0], w[0], 1e-6) << "step " << t;  // float-held rates
       EXPECT_NEAR(got[1], w[1], 1e-6) << "step " << t;
     }
@@ -147,12 +149,12 @@ TEST(SolverTest, WeightDecayAndIterSize) {
   SetInputs(solver->net().get());
   const std::vector<double> g = Gradient({0.5, 0.5});
   solver->Step(1);
-  const std::vector<double> got = Weights(*solver);
+  const std::vector<double> got = LinearWeights(*solver);
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(got[i], 0.5 - 0.1 * (g[i] + 0.01 * 0.5), 1e-7);
   auto clipped = CreateSolver<double>(LinearSolver("SGD", "clip_gradients: 0.5"));
   SetInputs(clipped->net().get());
   clipped->Step(1);
-  const std::vector<double> w = Weights(*clipped);
+  const std::vector<double> w = LinearWeights(*clipped);
   const double moved = std::hypot(w[0] - 0.5, w[1] - 0.5);
   EXPECT_NEAR(moved, 0.1 * 0.5, 1e-7);  // the gradient's norm was clipped to 0.5
 }
@@ -167,8 +169,8 @@ TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
   const std::string dir = pattern;
   for (const std::string type : {"SGD", "Adam"}) {
     SCOPED_TRACE(type);
-    SolverParameter param = LinearSolver(type, "momentum: 0.9 snapshot_prefix: '" + dir + "/" +
-                                                   type + "'");
+    SolverParameter param =
+        LinearSolver(type, "momentum: 0.9 snapshot_prefix: '" + dir + "/" + type + "'");
     auto original = CreateSolver<double>(param);
     SetInputs(original->net().get());
     original->Step(3);
@@ -179,7 +181,8 @@ TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
     resumed->Restore(dir + "/" + type + "_iter_3.solverstate");
     EXPECT_EQ(resumed->iter(), 3);
     resumed->Step(2);
-    EXPECT_EQ(Weights(*resumed), Weights(*original));  // bitwise: same history, same steps
+    // Bitwise: same history, same steps.
+    EXPECT_EQ(LinearWeights(*resumed), LinearWeights(*original));
   }
   std::system(("rm -rf " + dir).c_str());
 }

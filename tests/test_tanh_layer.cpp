@@ -2,89 +2,17 @@
 // finite differences, in place, on every device.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "crema/filler.hpp"
 #include "crema/layers/tanh_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-// Runs the layer forward on a 1-D blob holding input and returns the output.
-template <typename Dtype>
-std::vector<Dtype> ForwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input) {
-  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
-  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
-  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
-  layer->SetUp(bottom_vec, top_vec);
-  layer->Forward(bottom_vec, top_vec);
-  return std::vector<Dtype>(top.cpu_data(), top.cpu_data() + top.count());
-}
-
-// Runs forward then backward on a 1-D blob and returns the bottom gradient.
-template <typename Dtype>
-std::vector<Dtype> BackwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input,
-                                    const std::vector<Dtype>& top_diff) {
-  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
-  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
-  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
-  layer->SetUp(bottom_vec, top_vec);
-  layer->Forward(bottom_vec, top_vec);
-  std::copy(top_diff.begin(), top_diff.end(), top.mutable_cpu_diff());
-  layer->Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  return std::vector<Dtype>(bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
-}
-
-// Forward and backward with top == bottom must give exactly what they give
-// out of place.
-template <typename Dtype>
-void ExpectInPlaceMatchesOutOfPlace(const LayerParameter& param, const Blob<Dtype>& input) {
-  Blob<Dtype> bottom, top, shared, top_diff;
-  bottom.CopyFrom(input, false, true);
-  shared.CopyFrom(input, false, true);
-  top_diff.ReshapeLike(input);
-  FillerParameter filler_param;
-  filler_param.set_type("gaussian");
-  GetFiller<Dtype>(filler_param)->Fill(&top_diff);
-  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top}, shared_vec{&shared};
-  std::shared_ptr<Layer<Dtype>> out_of_place = LayerRegistry<Dtype>::CreateLayer(param);
-  std::shared_ptr<Layer<Dtype>> in_place = LayerRegistry<Dtype>::CreateLayer(param);
-  out_of_place->SetUp(bottom_vec, top_vec);
-  in_place->SetUp(shared_vec, shared_vec);
-  // The same seed gives random layers the same draws in both runs.
-  Context::set_random_seed(1701);
-  out_of_place->Forward(bottom_vec, top_vec);
-  Context::set_random_seed(1701);
-  in_place->Forward(shared_vec, shared_vec);
-  const int count = input.count();
-  for (int i = 0; i < count; ++i) EXPECT_EQ(shared.cpu_data()[i], top.cpu_data()[i]) << i;
-  cpu_copy(count, top_diff.cpu_data(), top.mutable_cpu_diff());
-  cpu_copy(count, top_diff.cpu_data(), shared.mutable_cpu_diff());
-  out_of_place->Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  in_place->Backward(shared_vec, std::vector<bool>{true}, shared_vec);
-  for (int i = 0; i < count; ++i) EXPECT_EQ(shared.cpu_diff()[i], bottom.cpu_diff()[i]) << i;
-}
-
-// SetUp must refuse the configuration with an Error naming the layer and
-// its type.
-template <typename Dtype>
-void ExpectSetUpThrowsNamingLayer(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
-                                  const std::vector<Blob<Dtype>*>& top) {
-  ASSERT_FALSE(layer->layer_param().name().empty()) << "name the layer to check the message";
-  try {
-    layer->SetUp(bottom, top);
-    ADD_FAILURE() << "SetUp accepted a bad configuration";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
-    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
-  }
-}
 
 template <typename TypeParam>
 class TanHLayerTest : public MultiDeviceTest<TypeParam> {

@@ -2,59 +2,17 @@
 // 1), backward writes zero gradients, on every device.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "crema/filler.hpp"
 #include "crema/layers/threshold_layer.hpp"
 #include "gradient_checker.hpp"
+#include "layer_test_util.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
-
-// Runs the layer forward on a 1-D blob holding input and returns the output.
-template <typename Dtype>
-std::vector<Dtype> ForwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input) {
-  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
-  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
-  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
-  layer->SetUp(bottom_vec, top_vec);
-  layer->Forward(bottom_vec, top_vec);
-  return std::vector<Dtype>(top.cpu_data(), top.cpu_data() + top.count());
-}
-
-// Runs forward then backward on a 1-D blob and returns the bottom gradient.
-template <typename Dtype>
-std::vector<Dtype> BackwardOnValues(Layer<Dtype>* layer, const std::vector<Dtype>& input,
-                                    const std::vector<Dtype>& top_diff) {
-  Blob<Dtype> bottom(std::vector<int>{static_cast<int>(input.size())}), top;
-  std::copy(input.begin(), input.end(), bottom.mutable_cpu_data());
-  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
-  layer->SetUp(bottom_vec, top_vec);
-  layer->Forward(bottom_vec, top_vec);
-  std::copy(top_diff.begin(), top_diff.end(), top.mutable_cpu_diff());
-  layer->Backward(top_vec, std::vector<bool>{true}, bottom_vec);
-  return std::vector<Dtype>(bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
-}
-
-// SetUp must refuse the configuration with an Error naming the layer and
-// its type.
-template <typename Dtype>
-void ExpectSetUpThrowsNamingLayer(Layer<Dtype>* layer, const std::vector<Blob<Dtype>*>& bottom,
-                                  const std::vector<Blob<Dtype>*>& top) {
-  ASSERT_FALSE(layer->layer_param().name().empty()) << "name the layer to check the message";
-  try {
-    layer->SetUp(bottom, top);
-    ADD_FAILURE() << "SetUp accepted a bad configuration";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(layer->layer_param().name()), std::string::npos) << message;
-    EXPECT_NE(message.find(layer->type()), std::string::npos) << message;
-  }
-}
 
 template <typename TypeParam>
 class ThresholdLayerTest : public MultiDeviceTest<TypeParam> {

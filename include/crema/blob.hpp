@@ -15,6 +15,13 @@ namespace crema {
 
 constexpr int kMaxBlobAxes = 32;
 
+// A shape as messages print it: "2 3 4 (24)", the sizes then the count.
+std::string ShapeString(const std::vector<int>& shape);
+// Whether two shapes are the same once leading axes of size 1 are dropped:
+// legacy (V1) files pad trained blobs to 4-D with them, and the values and
+// their order are the same.
+bool SameShapeButLeadingOnes(const std::vector<int>& a, const std::vector<int>& b);
+
 template <typename Dtype>
 class Blob {
  public:

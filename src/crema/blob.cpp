@@ -1,6 +1,9 @@
 #include "crema/blob.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <sstream>
 
 #include "crema/util/math_functions.hpp"
 
@@ -58,12 +61,27 @@ void Blob<Dtype>::Reshape(const BlobShape& shape) {
   Reshape(dims);
 }
 
+std::string ShapeString(const std::vector<int>& shape) {
+  std::ostringstream os;
+  int64_t count = 1;
+  for (int dim : shape) {
+    os << dim << " ";
+    count *= dim;
+  }
+  os << "(" << count << ")";
+  return os.str();
+}
+
+bool SameShapeButLeadingOnes(const std::vector<int>& a, const std::vector<int>& b) {
+  const auto first_not_one = [](const std::vector<int>& shape) {
+    return std::find_if(shape.begin(), shape.end(), [](int dim) { return dim != 1; });
+  };
+  return std::equal(first_not_one(a), a.end(), first_not_one(b), b.end());
+}
+
 template <typename Dtype>
 std::string Blob<Dtype>::shape_string() const {
-  std::ostringstream os;
-  for (int dim : shape_) os << dim << " ";
-  os << "(" << count_ << ")";
-  return os.str();
+  return ShapeString(shape_);
 }
 
 template <typename Dtype>

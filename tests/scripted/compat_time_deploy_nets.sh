@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs `crema time --iterations=1` (forward and backward) on every deploy-style
-# BVLC net in ../shared/compat/bvlc, unchanged. Usage: compat_time_deploy_nets.sh CREMA SHARED_DIR
+# BVLC net in ../shared/compat/bvlc, unchanged, and checks that every layer was
+# timed. Usage: compat_time_deploy_nets.sh CREMA SHARED_DIR
 set -euo pipefail
 crema=$1
 bvlc=$2/compat/bvlc
@@ -17,18 +18,52 @@ nets=(
   models/bvlc_reference_rcnn_ilsvrc13/deploy.prototxt
   models/finetune_flickr_style/deploy.prototxt
 )
+# The layer names of a prototxt: the first name in each layer block (V1
+# "layers" blocks included).
+layer_names() {  # NET_FILE
+  awk '/^[[:space:]]*layers?[[:space:]]*\{/ { in_layer = 1 }
+       in_layer && match($0, /name:[[:space:]]*"[^"]*"/) {
+         name = substr($0, RSTART, RLENGTH); sub(/^name:[[:space:]]*"/, "", name); sub(/"$/, "", name)
+         print name; in_layer = 0 }' "$1" | sort
+}
+
+# What a timing run must show: a forward and a backward time for every layer
+# of the file (and only for those and the split layers the net inserts), each
+# a finite number of ms, and a positive total.
+check_timings() {  # NET_FILE LOG
+  local expected forwards backwards missing extra
+  expected=$(layer_names "$1")
+  forwards=$(sed -n 's/.*\] *\([^ 	]*\)	forward: [0-9.e+-]* ms.*/\1/p' "$2" | sort)
+  backwards=$(sed -n 's/.*\] *\([^ 	]*\)	backward: [0-9.e+-]* ms.*/\1/p' "$2" | sort)
+  [[ $forwards == "$backwards" ]] || { echo "the forward and backward timings name other layers"; return 1; }
+  missing=$(comm -23 <(echo "$expected") <(echo "$forwards") | tr '\n' ' ')
+  [[ -z $missing ]] || { echo "layers not timed: $missing"; return 1; }
+  extra=$(comm -13 <(echo "$expected") <(echo "$forwards") | grep -v '_split$' | tr '\n' ' ' || true)
+  [[ -z $extra ]] || { echo "timed layers that are not in the file: $extra"; return 1; }
+  if grep -qiE '(forward|backward): .*(nan|inf)' "$2"; then
+    echo "a layer's time is not a number"
+    return 1
+  fi
+  awk '/Average Forward-Backward:/ { total = $(NF - 1) } END { exit !(total > 0) }' "$2" ||
+    { echo "no positive Average Forward-Backward time"; return 1; }
+}
+
 passed=0
 failed=0
+log=$(mktemp /tmp/crema_time_XXXXXX.log)
+trap 'rm -f "$log"' EXIT
 for net in "${nets[@]}"; do
-  if out=$("$crema" time --model="$bvlc/$net" --iterations=1 2>&1); then
-    ms=$(grep -o 'Average Forward-Backward: [0-9.]* ms' <<<"$out" | grep -o '[0-9.]* ms')
+  if "$crema" time --model="$bvlc/$net" --iterations=1 >"$log" 2>&1 &&
+    problem=$(check_timings "$bvlc/$net" "$log"); then
+    ms=$(grep -o 'Average Forward-Backward: [0-9.]* ms' "$log" | grep -o '[0-9.]* ms')
     echo "ok   $net  forward-backward $ms"
     passed=$((passed + 1))
   else
-    echo "FAIL $net"
-    tail -5 <<<"$out"
+    echo "FAIL $net ${problem:-}"
+    tail -5 "$log"
     failed=$((failed + 1))
   fi
+  problem=""
 done
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

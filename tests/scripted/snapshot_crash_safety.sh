@@ -9,6 +9,7 @@
 set -euo pipefail
 shopt -s nullglob
 crema=$1
+source "$(dirname "$0")/lib.sh"
 work=$(mktemp -d /tmp/crema_crash_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -30,25 +31,28 @@ solver 1000000 1 run >solver.prototxt
 by_iter() { local files=($1); ((${#files[@]})) && printf '%s\n' "${files[@]}" | sort -t_ -k3 -n; }
 newest_state() { by_iter 'run_iter_*.solverstate' | tail -1; }
 
+# Whether a snapshot newer than STATE (a solver state file, or empty) exists.
+snapshot_after() { [[ $(newest_state || true) != "$1" ]]; }
+# Whether a snapshot is being written: its temporary file exists.
+writing_snapshot() { local temporary=(*.tmp-*); ((${#temporary[@]})); }
+
 kills=0 torn=0
 for round in $(seq 1 8); do
   state=$(newest_state || true)
   resume=()
   [[ -n $state ]] && resume=(--snapshot="$state")
-  "$crema" train --solver=solver.prototxt "${resume[@]}" >"round$round.log" 2>&1 &
+  log=round$round.log
+  "$crema" train --solver=solver.prototxt "${resume[@]}" >"$log" 2>&1 &
   pid=$!
-  # Kill at a random moment once this run writes snapshots of its own: how long
-  # the start takes (loading the CUDA libraries on a busy machine can take
-  # seconds) must not decide whether there is anything to kill mid-write.
-  for _ in $(seq 1 600); do
-    [[ $(newest_state || true) != "$state" ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
+  # Kill while one of this run's own snapshots is being written, after one to
+  # three whole ones (at random): which write is cut is chosen by the run's
+  # events, never by a delay that a slow machine could exceed.
+  for _ in $(seq 0 $((RANDOM % 3))); do
+    wait_while_running "$pid" "$log" "round $round's next snapshot after '${state:-none}'" \
+      snapshot_after "$state"
+    state=$(newest_state)
   done
-  sleep "0.$((RANDOM % 5))"
-  if ! kill -0 "$pid" 2>/dev/null; then
-    echo "FAIL: round $round: training ended before the kill"; tail -5 "round$round.log"; exit 1
-  fi
+  wait_while_running "$pid" "$log" "round $round's next snapshot write" writing_snapshot
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null || true
   kills=$((kills + 1))
@@ -76,6 +80,9 @@ for round in $(seq 1 8); do
   done
   rm -f check_iter_*
 done
+# Every kill is sent while a temporary file exists; it is gone only if the
+# write finished in the moment between the look and the kill.
+((torn > 0)) || { echo "FAIL: none of $kills kills landed mid-write"; exit 1; }
 echo "SIGKILL: $kills kills, $torn of them mid-write (temporary files left); the newest" \
   "snapshot resumed and loaded every time"
 
@@ -83,21 +90,18 @@ echo "SIGKILL: $kills kills, $torn of them mid-write (temporary files left); the
 solver 1000000 0 signal >signal_solver.prototxt
 "$crema" train --solver=signal_solver.prototxt >signal.log 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do grep -q "Iteration 5" signal.log && break; sleep 0.1; done
+wait_while_running "$pid" signal.log "iteration 5" logged_iteration signal.log 5
 kill -HUP "$pid"
-for _ in $(seq 1 300); do [[ -n $(by_iter 'signal_iter_*.solverstate') ]] && break; sleep 0.1; done
-kill -0 "$pid" || { echo "FAIL: SIGHUP stopped training"; exit 1; }
+has_hup_snapshot() { [[ -n $(by_iter 'signal_iter_*.solverstate') ]]; }
+wait_while_running "$pid" signal.log "the snapshot SIGHUP asks for" has_hup_snapshot
 hup_snapshots=$(by_iter 'signal_iter_*.solverstate' | wc -l)
 # Training goes on past the SIGHUP snapshot's iteration (so SIGINT's snapshot,
 # at a later one, is a file of its own).
 hup_iter=$(by_iter 'signal_iter_*.solverstate' | tail -1)
 hup_iter=${hup_iter#signal_iter_}
 hup_iter=${hup_iter%.solverstate}
-for _ in $(seq 1 300); do
-  grep -qE "Iteration $((hup_iter + 2))[^0-9]" signal.log && break
-  sleep 0.1
-done
-kill -0 "$pid" || { echo "FAIL: training stopped after the SIGHUP snapshot"; exit 1; }
+wait_while_running "$pid" signal.log "training to go on after the SIGHUP snapshot" \
+  logged_iteration signal.log $((hup_iter + 2))
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
@@ -113,7 +117,7 @@ echo "SIGHUP: snapshot written, training went on; SIGINT: snapshot written, exit
 solver 1000000 0 parallel >parallel_solver.prototxt
 "$crema" train --solver=parallel_solver.prototxt --solver_count=2 >parallel.log 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do grep -q "Iteration 5" parallel.log && break; sleep 0.1; done
+wait_while_running "$pid" parallel.log "iteration 5 with 2 solvers" logged_iteration parallel.log 5
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?

@@ -9,34 +9,13 @@
 
 namespace crema {
 
-namespace {
-
-std::vector<int> WithoutLeadingOnes(const std::vector<int>& shape) {
-  size_t first = 0;
-  while (first < shape.size() && shape[first] == 1) ++first;
-  return std::vector<int>(shape.begin() + first, shape.end());
-}
-
-std::string ShapeString(const std::vector<int>& shape) {
-  std::ostringstream os;
-  int64_t count = 1;
-  for (int dim : shape) {
-    os << dim << " ";
-    count *= dim;
-  }
-  os << "(" << count << ")";
-  return os.str();
-}
-
-}  // namespace
-
 // Legacy (V1) models store blobs padded to 4-D with leading axes of size 1:
 // the same values, so those are accepted.
 template <typename Dtype>
 void EmbedLayer<Dtype>::AdoptTrainedBlob(int index, const std::vector<int>& expected_shape,
                                          const char* what) {
   Blob<Dtype>& blob = *this->blobs_[index];
-  CREMA_LAYER_REQUIRE(WithoutLeadingOnes(blob.shape()) == WithoutLeadingOnes(expected_shape),
+  CREMA_LAYER_REQUIRE(SameShapeButLeadingOnes(blob.shape(), expected_shape),
                       "trained " << what << " have the wrong shape: expected "
                                  << ShapeString(expected_shape) << ", found "
                                  << blob.shape_string());

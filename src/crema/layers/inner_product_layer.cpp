@@ -10,27 +10,6 @@
 
 namespace crema {
 
-namespace {
-
-std::vector<int> WithoutLeadingOnes(const std::vector<int>& shape) {
-  size_t first = 0;
-  while (first < shape.size() && shape[first] == 1) ++first;
-  return std::vector<int>(shape.begin() + first, shape.end());
-}
-
-std::string ShapeString(const std::vector<int>& shape) {
-  std::ostringstream os;
-  int64_t count = 1;
-  for (int dim : shape) {
-    os << dim << " ";
-    count *= dim;
-  }
-  os << "(" << count << ")";
-  return os.str();
-}
-
-}  // namespace
-
 template <typename Dtype>
 int InnerProductLayer<Dtype>::CanonicalAxis(const Blob<Dtype>& bottom) const {
   const int axis = this->layer_param_.inner_product_param().axis();
@@ -47,7 +26,7 @@ template <typename Dtype>
 void InnerProductLayer<Dtype>::AdoptTrainedBlob(int index, const std::vector<int>& expected_shape,
                                                 const char* what) {
   Blob<Dtype>& blob = *this->blobs_[index];
-  CREMA_LAYER_REQUIRE(WithoutLeadingOnes(blob.shape()) == WithoutLeadingOnes(expected_shape),
+  CREMA_LAYER_REQUIRE(SameShapeButLeadingOnes(blob.shape(), expected_shape),
                       "trained " << what << " have the wrong shape: expected "
                                  << ShapeString(expected_shape) << ", found "
                                  << blob.shape_string());

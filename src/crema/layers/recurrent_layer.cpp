@@ -26,19 +26,6 @@ BlobShape ToBlobShape(const std::vector<int>& dims) {
   return shape;
 }
 
-std::string ShapeString(const std::vector<int>& dims) {
-  std::ostringstream os;
-  for (size_t i = 0; i < dims.size(); ++i) os << (i ? " x " : "") << dims[i];
-  return os.str();
-}
-
-// Trained blobs from old files may carry leading 1s (the legacy 4-D shape).
-std::vector<int> WithoutLeadingOnes(const std::vector<int>& dims) {
-  size_t first = 0;
-  while (first + 1 < dims.size() && dims[first] == 1) ++first;
-  return std::vector<int>(dims.begin() + first, dims.end());
-}
-
 template <typename Dtype>
 void ZeroData(Blob<Dtype>* blob) {
 #ifndef CPU_ONLY
@@ -345,7 +332,7 @@ void RecurrentLayer<Dtype>::AdoptUnrolledNetParams() {
   for (size_t i = 0; i < owned.size(); ++i) {
     Blob<Dtype>& blob = *this->blobs_[i];
     const Blob<Dtype>& expected = *params[owned[i]];
-    CREMA_LAYER_REQUIRE(WithoutLeadingOnes(blob.shape()) == WithoutLeadingOnes(expected.shape()),
+    CREMA_LAYER_REQUIRE(SameShapeButLeadingOnes(blob.shape(), expected.shape()),
                         "parameter " << i << " (" << unrolled_net_->param_display_names()[owned[i]]
                                      << ") has shape " << blob.shape_string()
                                      << "; this configuration needs "

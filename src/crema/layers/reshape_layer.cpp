@@ -7,21 +7,6 @@
 
 namespace crema {
 
-namespace {
-
-std::string ShapeString(const std::vector<int>& shape) {
-  std::ostringstream os;
-  int64_t count = 1;
-  for (int dim : shape) {
-    os << dim << " ";
-    count *= dim;
-  }
-  os << "(" << count << ")";
-  return os.str();
-}
-
-}  // namespace
-
 template <typename Dtype>
 void ReshapeLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                      const std::vector<Blob<Dtype>*>& top) {
