@@ -19,13 +19,14 @@ start=$(date +%s)
 
 ./scripts/install_deps.sh
 
-stage_start=$start
-step() {
+stage="" stage_start=$start
+step() {  # Ends the stage that ran (saying how long it took) and names the next.
   local now
   now=$(date +%s)
+  [[ -n $stage ]] && echo "--- $stage: $((now - stage_start)) s"
   echo
-  echo "=== $* (at $((now - start)) s; the stage before took $((now - stage_start)) s)"
-  stage_start=$now
+  echo "=== $* (at $((now - start)) s)"
+  stage=$* stage_start=$now
 }
 
 configure_build() {  # dir, cmake args...
