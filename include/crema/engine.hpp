@@ -33,7 +33,8 @@ inline constexpr bool kDnnlBuilt = false;
 enum class EngineBody {
   kReference,
   kDnnl,             // asked for: oneDNN wherever it can serve
-  kDnnlWhereFaster,  // DEFAULT: oneDNN where the layer knows it is faster
+  kDnnlWhereFaster,  // DEFAULT: oneDNN where the layer knows it is faster (for
+                     // layers without a per-shape choice: wherever it serves)
 };
 
 template <typename Dtype, template <typename> class Reference, template <typename> class Dnnl>

@@ -165,6 +165,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter, EngineBody::kDnnl);
+REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema
