@@ -31,14 +31,13 @@ TEST(ContextTest, EachThreadHasItsOwnInstance) {
 TEST(ContextTest, ValuesSetInOneThreadDoNotLeak) {
   Context::set_solver_count(4);
   Context::set_solver_rank(3);
-  Context::set_root_solver(false);
   Context::set_multiprocess(true);
   int seen_count = -1, seen_rank = -1;
   bool seen_root = false, seen_multiprocess = true;
   boost::thread other([&] {
     seen_count = Context::solver_count();
     seen_rank = Context::solver_rank();
-    seen_root = Context::root_solver();
+    seen_root = Context::is_rank_zero();
     seen_multiprocess = Context::multiprocess();
     Context::set_solver_count(9);  // must not reach the main thread
   });
@@ -51,16 +50,15 @@ TEST(ContextTest, ValuesSetInOneThreadDoNotLeak) {
   EXPECT_EQ(Context::solver_rank(), 3);
   Context::set_solver_count(1);
   Context::set_solver_rank(0);
-  Context::set_root_solver(true);
   Context::set_multiprocess(false);
 }
 
-TEST(ContextTest, DefaultsAreCpuModeRootSolver) {
+TEST(ContextTest, DefaultsAreCpuModeRankZero) {
   Context::Mode mode = Context::GPU;
   bool root = false;
   boost::thread other([&] {
     mode = Context::mode();
-    root = Context::root_solver();
+    root = Context::is_rank_zero();
   });
   other.join();
   EXPECT_EQ(mode, Context::CPU);
@@ -74,6 +72,25 @@ TEST(ContextTest, SeedingMakesStreamReproducible) {
   EXPECT_EQ(Draw(16), first);
   Context::set_random_seed(43);
   EXPECT_NE(Draw(16), first);
+}
+
+TEST(ContextTest, SeedsDifferingInTheHighHalfGiveDifferentStreams) {
+  // Child threads draw 64-bit seeds: both halves must count.
+  const uint64_t low = 12345;
+  Context::set_random_seed(low);
+  const std::vector<uint32_t> first = Draw(8);
+  Context::set_random_seed(low | (uint64_t{1} << 40));
+  const std::vector<uint32_t> second = Draw(8);
+  EXPECT_NE(first, second);
+  Context::set_random_seed(low | (uint64_t{1} << 40));
+  EXPECT_EQ(Draw(8), second);
+}
+
+TEST(ContextTest, A32BitSeedGivesTheTwistersOwnStream) {
+  // A random_seed from a prototxt seeds the twister directly, as Caffe does.
+  Context::set_random_seed(1701);
+  boost::mt19937 twister(1701u);
+  for (uint32_t value : Draw(8)) EXPECT_EQ(value, twister());
 }
 
 TEST(ContextTest, SeedingReproducesDistributions) {
@@ -119,7 +136,7 @@ class ContextProbe : public InternalThread {
   ~ContextProbe() override { StopInternalThread(); }
   Context::Mode mode = Context::GPU;
   int device = -1, solver_count = -1, solver_rank = -1;
-  bool root_solver = true;
+  bool rank_zero = true;
   uint64_t seed = 0;
   std::vector<uint32_t> draws;
 
@@ -129,7 +146,7 @@ class ContextProbe : public InternalThread {
     device = Context::device();
     solver_count = Context::solver_count();
     solver_rank = Context::solver_rank();
-    root_solver = Context::root_solver();
+    rank_zero = Context::is_rank_zero();
     seed = Context::random_seed();
     draws = Draw(4);
   }
@@ -138,7 +155,6 @@ class ContextProbe : public InternalThread {
 TEST(ContextTest, ChildThreadInheritsPlacement) {
   Context::set_solver_count(3);
   Context::set_solver_rank(2);
-  Context::set_root_solver(false);
   ContextProbe probe;
   probe.StartInternalThread();
   probe.StopInternalThread();
@@ -146,10 +162,9 @@ TEST(ContextTest, ChildThreadInheritsPlacement) {
   EXPECT_EQ(probe.device, Context::device());
   EXPECT_EQ(probe.solver_count, 3);
   EXPECT_EQ(probe.solver_rank, 2);
-  EXPECT_FALSE(probe.root_solver);
+  EXPECT_FALSE(probe.rank_zero);
   Context::set_solver_count(1);
   Context::set_solver_rank(0);
-  Context::set_root_solver(true);
 }
 
 TEST(ContextTest, EachChildGetsADifferentSeedReproducibly) {

@@ -120,6 +120,37 @@ TEST(NetGradientTest, ParameterGradientsMatchFiniteDifferences) {
   }
 }
 
+// Running the layers in pieces (as Python's forward(start=, end=) and
+// backward(start=, end=) do) gives what one whole pass gives.
+TEST(NetPiecesTest, ForwardAndBackwardInPiecesMatchWholePasses) {
+  using Dtype = double;
+  auto net = MakeNet<Dtype>(kSmallNet, TRAIN);
+  FillInputs(net.get());
+  net->ClearParamDiffs();
+  const Dtype whole_loss = net->ForwardBackward();
+  std::vector<std::vector<Dtype>> whole;
+  for (const Blob<Dtype>* param : net->learnable_params()) {
+    whole.emplace_back(param->cpu_diff(), param->cpu_diff() + param->count());
+  }
+  const int last = static_cast<int>(net->layers().size()) - 1;
+  const int middle = last / 2;
+  net->ClearParamDiffs();
+  const Dtype pieces_loss = net->ForwardTo(middle) + net->ForwardFrom(middle + 1);
+  net->BackwardFrom(last);  // the whole backward, from the last layer down...
+  net->ClearParamDiffs();
+  net->BackwardTo(middle + 1);  // ...then again in two pieces
+  net->BackwardFromTo(middle, 0);
+  EXPECT_EQ(pieces_loss, whole_loss);
+  ASSERT_EQ(net->learnable_params().size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const Blob<Dtype>* param = net->learnable_params()[i];
+    EXPECT_EQ(std::vector<Dtype>(param->cpu_diff(), param->cpu_diff() + param->count()), whole[i])
+        << "parameter " << i;
+  }
+  // The Input layer alone adds no loss.
+  EXPECT_EQ(net->ForwardFromTo(0, 0), Dtype(0));
+}
+
 TYPED_TEST(NetTest, LossWeightScalesLossAndGradient) {
   using Dtype = typename TypeParam::Dtype;
   auto net = MakeNet<Dtype>(kSmallNet, TRAIN);

@@ -120,11 +120,11 @@ class ParallelTest : public ScratchDirTest {
   static Weights TrainParallel(const SolverParameter& param, int solvers) {
     ParallelTrainer<float> trainer(param, solvers);
     trainer.Run();
-    const Weights root = WeightsOf(*trainer.root_solver());
+    const Weights root = WeightsOf(*trainer.main_solver());
     for (Solver<float>* worker : trainer.worker_solvers()) {
       EXPECT_EQ(WeightsOf(*worker), root) << "a worker's weights left the root's";
     }
-    EXPECT_EQ(trainer.root_solver()->iter(), param.max_iter());
+    EXPECT_EQ(trainer.main_solver()->iter(), param.max_iter());
     return root;
   }
 
@@ -188,7 +188,7 @@ SolverParameter SharedLayerParam(const std::string& dir, int max_iter) {
 TEST_F(ParallelTest, ShareableLayerIsOneInstanceEnteredOneThreadAtATime) {
   ParallelTrainer<float> trainer(SharedLayerParam(dir_, 20), 3);
   trainer.Run();
-  const Net<float>& root = *trainer.root_solver()->net();
+  const Net<float>& root = *trainer.main_solver()->net();
   ASSERT_EQ(trainer.worker_solvers().size(), 2u);
   for (Solver<float>* worker : trainer.worker_solvers()) {
     const Net<float>& net = *worker->net();
@@ -211,7 +211,7 @@ TEST_F(ParallelTest, AFailingSolverStopsEveryoneAndIsReported) {
     EXPECT_NE(std::string(e.what()).find("solver 2 fails on purpose"), std::string::npos)
         << e.what();
   }
-  EXPECT_LT(trainer.root_solver()->iter(), 1000);
+  EXPECT_LT(trainer.main_solver()->iter(), 1000);
 }
 
 TEST_F(ParallelTest, RootStopRequestStopsEverySolverAtTheSameIteration) {
@@ -221,10 +221,10 @@ TEST_F(ParallelTest, RootStopRequestStopsEverySolverAtTheSameIteration) {
     return ++polls == 7 ? SolverAction::STOP : SolverAction::NONE;
   });
   trainer.Run();
-  EXPECT_EQ(trainer.root_solver()->iter(), 7);
+  EXPECT_EQ(trainer.main_solver()->iter(), 7);
   EXPECT_EQ(trainer.worker_solvers()[0]->iter(), 7);
   EXPECT_TRUE(FileExists(dir_ + "/snap_iter_7.caffemodel"));  // stopped early: work kept
-  EXPECT_EQ(WeightsOf(*trainer.worker_solvers()[0]), WeightsOf(*trainer.root_solver()));
+  EXPECT_EQ(WeightsOf(*trainer.worker_solvers()[0]), WeightsOf(*trainer.main_solver()));
 }
 
 }  // namespace

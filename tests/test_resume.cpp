@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "crema/data_reader.hpp"
+#include "crema/layers/hdf5_output_layer.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
@@ -59,6 +61,8 @@ class ResumeTest : public ScratchDirTest {
     return param;
   }
 
+
+ public:
   static std::vector<std::vector<float>> Weights(const Solver<float>& solver) {
     std::vector<std::vector<float>> weights;
     for (const Blob<float>* blob : solver.net()->learnable_params()) {
@@ -117,6 +121,125 @@ TEST_F(ResumeTest, WithoutReaderPositionsTheRunDiffers) {
   resumed->Restore(state);
   resumed->Step(20);
   EXPECT_NE(Weights(*resumed), straight);
+}
+
+// The same with an HDF5Data layer that shuffles its files and rows: its
+// position (file order, file, row order, row) travels in the solver state.
+class HDF5ResumeTest : public ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    // Three files of 7, 5 and 9 rows: batches of 4 straddle files.
+    std::ofstream list(dir_ + "/list.txt");
+    int first = 0;
+    for (int rows : {7, 5, 9}) {
+      const std::string file = dir_ + "/part" + std::to_string(first) + ".h5";
+      WriteRows(file, rows, first);
+      list << file << "\n";
+      first += rows;
+    }
+  }
+
+  // Rows of data [rows, 1, 4, 4] with varied values, labels 0..2.
+  static void WriteRows(const std::string& file, int rows, int first) {
+    LayerParameter param;
+    param.set_name("out");
+    param.mutable_hdf5_output_param()->set_file_name(file);
+    HDF5OutputLayer<float> output(param);
+    Blob<float> data(std::vector<int>{rows, 1, 4, 4}), label(std::vector<int>{rows});
+    for (int r = 0; r < rows; ++r) {
+      for (int p = 0; p < 16; ++p) {
+        data.mutable_cpu_data()[r * 16 + p] = ((first + r) * 37 + p * 11) % 251 / 251.f;
+      }
+      label.mutable_cpu_data()[r] = static_cast<float>((first + r) % 3);
+    }
+    std::vector<Blob<float>*> bottom{&data, &label}, top;
+    output.SetUp(bottom, top);
+    output.Forward(bottom, top);
+  }
+
+  SolverParameter Param(const std::string& format) const {
+    const std::string net =
+        "name: 'resume_hdf5'"
+        "layer { name: 'data' type: 'HDF5Data' top: 'data' top: 'label'"
+        "  hdf5_data_param { source: '" + dir_ + "/list.txt' batch_size: 4 shuffle: true } }"
+        "layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'"
+        "  convolution_param { num_output: 3 kernel_size: 2 weight_filler { type: 'xavier' } } }"
+        "layer { name: 'drop' type: 'Dropout' bottom: 'conv' top: 'conv'"
+        "  dropout_param { dropout_ratio: 0.3 } }"
+        "layer { name: 'fc' type: 'InnerProduct' bottom: 'conv' top: 'fc'"
+        "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.1 } } }"
+        "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'fc' bottom: 'label' top: 'loss' }";
+    SolverParameter param;
+    ReadProtoFromString("base_lr: 0.05 momentum: 0.9 lr_policy: 'fixed' max_iter: 200 "
+                        "display: 0 random_seed: 3 snapshot: 100 snapshot_format: " +
+                            format + " snapshot_prefix: '" + dir_ + "/" + format + "'",
+                        "solver", &param);
+    ReadProtoFromString(net, "net", param.mutable_net_param());
+    return param;
+  }
+
+  std::string StateFile(const std::string& format) const {
+    return dir_ + "/" + format + "_iter_100.solverstate" + (format == "HDF5" ? ".h5" : "");
+  }
+};
+
+TEST_F(HDF5ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
+  for (const std::string format : {"BINARYPROTO", "HDF5"}) {
+    SCOPED_TRACE(format);
+    const SolverParameter param = Param(format);
+    std::vector<std::vector<float>> straight, at_snapshot;
+    {
+      auto solver = CreateSolver<float>(param);
+      solver->Step(100);
+      at_snapshot = ResumeTest::Weights(*solver);
+      solver->Step(100);
+      straight = ResumeTest::Weights(*solver);
+    }
+    auto resumed = CreateSolver<float>(param);
+    resumed->Restore(StateFile(format));
+    EXPECT_EQ(ResumeTest::Weights(*resumed), at_snapshot);
+    resumed->Step(100);
+    EXPECT_NE(ResumeTest::Weights(*resumed), at_snapshot);
+    EXPECT_EQ(ResumeTest::Weights(*resumed), straight);  // bitwise
+  }
+}
+
+TEST_F(HDF5ResumeTest, WithoutThePositionTheRunDiffers) {
+  const SolverParameter param = Param("BINARYPROTO");
+  std::vector<std::vector<float>> straight;
+  {
+    auto solver = CreateSolver<float>(param);
+    solver->Step(120);
+    straight = ResumeTest::Weights(*solver);
+  }
+  SolverState saved;
+  ReadProtoFromBinaryFile(StateFile("BINARYPROTO"), &saved);
+  ASSERT_EQ(saved.hdf5_data_position_size(), 1);
+  EXPECT_EQ(saved.hdf5_data_position(0).file_order_size(), 3);
+  saved.clear_hdf5_data_position();
+  WriteProtoToBinaryFile(saved, StateFile("BINARYPROTO"));
+  auto resumed = CreateSolver<float>(param);
+  resumed->Restore(StateFile("BINARYPROTO"));
+  resumed->Step(20);
+  EXPECT_NE(ResumeTest::Weights(*resumed), straight);
+}
+
+TEST_F(HDF5ResumeTest, APositionThatDoesNotFitTheFilesIsAUserError) {
+  const SolverParameter param = Param("BINARYPROTO");
+  CreateSolver<float>(param)->Step(100);
+  SolverState saved;
+  ReadProtoFromBinaryFile(StateFile("BINARYPROTO"), &saved);
+  saved.mutable_hdf5_data_position(0)->add_file_order(7);  // a fourth file
+  WriteProtoToBinaryFile(saved, StateFile("BINARYPROTO"));
+  auto resumed = CreateSolver<float>(param);
+  try {
+    resumed->Restore(StateFile("BINARYPROTO"));
+    FAIL() << "a position for four files restored over three";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("list.txt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'data' (HDF5Data)"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ResumeTest, CorruptStateIsAUserError) {

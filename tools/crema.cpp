@@ -25,6 +25,7 @@
 #include "crema/layer_factory.hpp"
 #include "crema/net.hpp"
 #include "crema/parallel.hpp"
+#include "crema/reporter.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
@@ -289,7 +290,7 @@ int Train() {
   crema::ParallelTrainer<float> trainer(param, local_solvers,
                                         gpus.size() > 1 ? gpus : std::vector<int>());
   trainer.SetActionFunction(poll_signals);
-  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, trainer.root_solver());
+  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, trainer.main_solver());
   trainer.Run(FLAGS_snapshot);
   return 0;
 }
@@ -304,37 +305,19 @@ int Test() {
   crema::Net<float> net(FLAGS_model, crema::TEST, FLAGS_level, &stages);
   for (const std::string& file : SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
-  std::vector<int> output_ids;
-  std::vector<float> scores;
+  crema::OutputMeans<float> means;
   float loss = 0;
   for (int i = 0; i < FLAGS_iterations; ++i) {
     float iter_loss;
-    const auto& result = net.Forward(&iter_loss);
+    net.Forward(&iter_loss);
     loss += iter_loss;
-    size_t index = 0;
-    for (size_t j = 0; j < result.size(); ++j) {
-      const std::string& name = net.blob_names()[net.output_blob_indices()[j]];
-      for (int k = 0; k < result[j]->count(); ++k, ++index) {
-        const float score = result[j]->cpu_data()[k];
-        if (scores.size() <= index) {
-          scores.push_back(0);
-          output_ids.push_back(static_cast<int>(j));
-        }
-        scores[index] += score;
-        LOG(INFO) << "Batch " << i << ", " << name << " = " << score;
-      }
-    }
+    means.Add(net);
+    crema::ReportOutputs(net, crema::OutputValues(net), "", [i](const std::string& line) {
+      LOG(INFO) << "Batch " << i << ", " << line;
+    });
   }
   LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
-  for (size_t i = 0; i < scores.size(); ++i) {
-    const int blob_id = net.output_blob_indices()[output_ids[i]];
-    const std::string& name = net.blob_names()[blob_id];
-    const float weight = net.blob_loss_weights()[blob_id];
-    const float mean = scores[i] / FLAGS_iterations;
-    std::ostringstream loss_msg;
-    if (weight) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
-    LOG(INFO) << name << " = " << mean << loss_msg.str();
-  }
+  means.Report(net, "", crema::LogInfoSink());
   return 0;
 }
 RegisterCommand register_test("test", Test);

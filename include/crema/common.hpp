@@ -99,8 +99,9 @@ class Context {
   static void set_solver_count(int count) { Get().solver_count_ = count; }
   static int solver_rank() { return Get().solver_rank_; }
   static void set_solver_rank(int rank) { Get().solver_rank_ = rank; }
-  static bool root_solver() { return Get().root_solver_; }
-  static void set_root_solver(bool root) { Get().root_solver_ = root; }
+  // Rank 0 of a data-parallel run (or the only solver): the one that tests,
+  // snapshots and logs for all of them.
+  static bool is_rank_zero() { return Get().solver_rank_ == 0; }
   // Solvers of this process (solver_count() counts those of every process);
   // this process runs ranks [solver_rank() / local * local, ... + local).
   static int local_solver_count() { return Get().local_solver_count_; }
@@ -132,7 +133,6 @@ class Context {
   int solver_count_ = 1;
   int solver_rank_ = 0;
   int local_solver_count_ = 1;
-  bool root_solver_ = true;
   bool multiprocess_ = false;
   uint64_t seed_ = 0;
   RNG rng_;

@@ -7,8 +7,8 @@
 //
 // Resuming: a body counts the records it has dealt from the start of the
 // database. A solver state stores, per reader, where the solvers' unconsumed
-// records began; SetStartPositions() before the nets are built makes the
-// bodies created next start there instead of at rand_skip.
+// records began; the Data layer of a resumed net passes its entry to the
+// reader, whose body then starts there instead of at rand_skip.
 #ifndef CREMA_DATA_READER_HPP_
 #define CREMA_DATA_READER_HPP_
 
@@ -31,8 +31,10 @@ class DataReader {
  public:
   // Joins (or creates) the body for this layer's source, as the calling
   // thread's solver (Context::solver_rank()). A database that cannot be
-  // opened is a user error naming the layer and the path.
-  explicit DataReader(const LayerParameter& param);
+  // opened is a user error naming the layer and the path. start: where a
+  // resumed run stands (null: a fresh start); only the reader that creates
+  // the body uses it, later ones join the body where it is.
+  explicit DataReader(const LayerParameter& param, const DataReaderPosition* start = nullptr);
   ~DataReader();
 
   // Records come out of full(); the consumer hands each back through free().
@@ -46,17 +48,14 @@ class DataReader {
 
   // This reader's key: layer name, source and phase.
   const std::string& key() const { return key_; }
+  // The key of the reader of a Data layer with these parameters.
+  static std::string Key(const LayerParameter& param);
   // Where the body started dealing (records from the start of the database,
   // counting wrap-arounds), and how many solvers it deals to.
   uint64_t start_position() const;
   int solver_count() const;
   // The batch count saved with the start position (0 for a fresh start).
   uint64_t start_batches() const;
-
-  // Positions for the bodies created from now on (one per key), and their
-  // removal once the nets are built. Process-wide, guarded.
-  static void SetStartPositions(const std::vector<DataReaderPosition>& positions);
-  static void ClearStartPositions();
 
   // The number of reader bodies alive in this process (for tests).
   static size_t live_bodies();
@@ -71,8 +70,6 @@ class DataReader {
     BlockingQueue<Datum*> full;
   };
   class Body;
-
-  static std::string BodyKey(const LayerParameter& param);
 
   std::string key_;
   std::shared_ptr<QueuePair> queue_pair_;

@@ -96,6 +96,17 @@ class Layer {
   // Whether force_backward may ask for the gradient of this bottom (labels,
   // say, have none).
   virtual bool AllowForceBackward(int bottom_index) const { return true; }
+  // True for a layer whose tops are the net's inputs, filled by its caller
+  // (Input).
+  virtual bool ProvidesNetInputs() const { return false; }
+
+  // Resume state: how far a layer that reads data has read. A snapshot asks
+  // every layer to append its position to the solver state; a net rebuilt to
+  // resume hands that state to every layer before SetUp, and a data layer
+  // takes back its own entry, so the resumed run serves next what the
+  // uninterrupted run would have. Layers without such a position do nothing.
+  virtual void AppendResumeState(SolverState* state) const {}
+  virtual void RestoreResumeState(const SolverState& state) {}
 
   bool param_propagate_down(int param_id) const {
     return param_propagate_down_.size() > static_cast<size_t>(param_id) &&

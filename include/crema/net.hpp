@@ -19,11 +19,29 @@
 namespace crema {
 
 template <typename Dtype>
+class Net;
+
+// What a net is built with besides its NetParameter.
+template <typename Dtype>
+struct NetOptions {
+  // Data-parallel training: a training net takes the layers that
+  // ShareInParallel() from this net (rank 0's) instead of building its own.
+  const Net<Dtype>* share_layers_from = nullptr;
+  // Data-parallel training: how many solvers' training nets use the
+  // shareable layers this net builds (so that they guard their state).
+  int solvers_sharing_layers = 1;
+  // Resuming: the snapshot's state. Each layer the net builds takes its
+  // position in its input from it (RestoreResumeState) before SetUp.
+  const SolverState* resume_state = nullptr;
+  // Logs the construction (layers, top shapes, outputs). Off for the
+  // solvers other than rank 0 and for nets built inside a layer.
+  bool log = true;
+};
+
+template <typename Dtype>
 class Net {
  public:
-  // root_net: in data-parallel training, the root solver's training net;
-  // layers that ShareInParallel() are then taken from it instead of built.
-  explicit Net(const NetParameter& param, const Net* root_net = nullptr);
+  explicit Net(const NetParameter& param, const NetOptions<Dtype>& options = NetOptions<Dtype>());
   // Reads (and upgrades) a prototxt and builds it for the given phase, level
   // and stages.
   Net(const std::string& param_file, Phase phase, int level = 0,
@@ -32,13 +50,16 @@ class Net {
 
   // Runs every layer forward; returns the output blobs and, if asked, the loss.
   const std::vector<Blob<Dtype>*>& Forward(Dtype* loss = nullptr);
-  // Runs layers start..end inclusive and returns their summed loss.
+  // Runs layers start..end inclusive and returns their summed loss (for
+  // callers that feed or read blobs between layers, e.g. Python's
+  // forward(start=, end=)).
   Dtype ForwardFromTo(int start, int end);
   Dtype ForwardFrom(int start) { return ForwardFromTo(start, static_cast<int>(layers_.size()) - 1); }
   Dtype ForwardTo(int end) { return ForwardFromTo(0, end); }
 
   // Gradients of the loss with respect to every blob and parameter that needs one.
   void Backward();
+  // Runs the backward pass of layers start down to end inclusive.
   void BackwardFromTo(int start, int end);
   void BackwardFrom(int start) { BackwardFromTo(start, 0); }
   void BackwardTo(int end) { BackwardFromTo(static_cast<int>(layers_.size()) - 1, end); }
@@ -123,16 +144,31 @@ class Net {
   static bool StateMeetsRule(const NetState& state, const NetStateRule& rule,
                              const std::string& layer_name);
 
-  // Hooks run around each layer's forward and backward (used by
-  // data-parallel training to overlap gradient exchange with backward).
-  using LayerCallback = std::function<void(int layer_id)>;
-  void add_before_forward(LayerCallback callback) { before_forward_.push_back(callback); }
-  void add_after_forward(LayerCallback callback) { after_forward_.push_back(callback); }
-  void add_before_backward(LayerCallback callback) { before_backward_.push_back(callback); }
-  void add_after_backward(LayerCallback callback) { after_backward_.push_back(callback); }
+  // Items per forward pass: the leading dimension of the first blob that a
+  // source layer (one without bottoms: Data, Input, HDF5Data...) produces;
+  // 1 for a net without one.
+  int batch_size() const;
+
+  // Adds every layer's position in its input to a snapshot's state.
+  void AppendResumeState(SolverState* state) const;
 
  private:
-  void Init(const NetParameter& param, const Net* root_net);
+  // The wiring state of Init: blobs by name, and those no layer consumed yet.
+  struct Wiring {
+    std::map<std::string, int> blob_name_to_idx;
+    std::set<std::string> available_blobs;
+  };
+
+  void Init(const NetParameter& param, const NetOptions<Dtype>& options);
+  // Upgrades, filters by the net's state and inserts splits.
+  NetParameter Prepare(const NetParameter& in_param);
+  void AddLayer(const NetParameter& param, int layer_id, const NetOptions<Dtype>& options,
+                Wiring* wiring);
+  void ConnectBlobs(const NetParameter& param, int layer_id, Wiring* wiring);
+  void SetUpLayer(int layer_id, const Net* shared_from, const NetOptions<Dtype>& options);
+  void RecordLossWeights(int layer_id);
+  void AppendParams(const NetParameter& param, int layer_id);
+  void CollectOutputs(const std::set<std::string>& available_blobs);
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
@@ -176,7 +212,7 @@ class Net {
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
-  std::vector<LayerCallback> before_forward_, after_forward_, before_backward_, after_backward_;
+  bool log_ = true;
 
   DISABLE_COPY_AND_ASSIGN(Net);
 };

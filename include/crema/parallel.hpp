@@ -1,7 +1,7 @@
 // Data-parallel training: N solvers train one model, each on its own slice
-// of the data. The root solver runs in the calling thread, every other one in
+// of the data. The main solver runs in the calling thread, every other one in
 // its own InternalThread worker with its own Context (rank, device, seed) and
-// its own Net; shareable layers are built once by the root's net. After each
+// its own Net; shareable layers are built once by the main solver's net. After each
 // backward pass the solvers average their gradients (GradientAverager), then
 // each applies the same update, so the weights stay identical everywhere.
 // With MPI (CREMA_MPI builds run under mpirun), each process runs this, and
@@ -43,9 +43,9 @@ class AbortableBarrier {
 };
 
 // Averages one contiguous buffer per local solver: `count` gradient values
-// plus one slot that carries the root solver's action (NONE 0, STOP 1,
+// plus one slot that carries rank 0's action (NONE 0, STOP 1,
 // SNAPSHOT 2; the other solvers put 0), so every solver learns at the same
-// iteration what the root decided. CPU: reduce-scatter (local solver r sums
+// iteration what rank 0 decided. CPU: reduce-scatter (local solver r sums
 // chunk r over the solvers in rank order, so the result never depends on
 // timing), then, with MPI, one sum across processes, then every solver copies
 // the average back. GPU builds with NCCL reduce device buffers with NCCL.
@@ -59,7 +59,7 @@ class GradientAverager {
   size_t count() const { return count_; }
   // Called by every local solver once per iteration with its buffer (count()
   // + 1 values, in host memory, or in device memory in GPU mode). On return
-  // the buffer holds the average; the result is the root's action, or STOP
+  // the buffer holds the average; the result is rank 0's action, or STOP
   // when training is being torn down.
   SolverAction AllReduce(int local_index, Dtype* buffer);
   // Wakes every solver waiting here; later calls return STOP.
@@ -88,20 +88,22 @@ class GradientAverager {
 template <typename Dtype>
 class ParallelTrainer {
  public:
-  // Makes the calling thread rank first_rank of total_solvers (the root when
-  // it is 0) and builds its solver. local_solvers threads run in this
+  // Makes the calling thread rank first_rank of total_solvers and builds its
+  // solver, the main solver. local_solvers threads run in this
   // process; devices: one GPU id per local solver in GPU mode, else empty.
   // The thread budget is divided between the local solvers.
   ParallelTrainer(const SolverParameter& param, int local_solvers,
                   const std::vector<int>& devices = {});
   ~ParallelTrainer();
 
-  Solver<Dtype>* root_solver() { return root_.get(); }
-  // What the root polls once per iteration (signals); the action is shared
+  // The solver of the calling thread (local index 0): the workers start from
+  // its state and take its training net's shareable layers.
+  Solver<Dtype>* main_solver() { return main_.get(); }
+  // What rank 0 polls once per iteration (signals); the action is shared
   // with every solver through the gradient averaging.
   void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
-  // Restores the root from resume_file (if any), gives every solver the
-  // root's state, trains all to max_iter, and stops every worker. An error in
+  // Restores the main solver from resume_file (if any), gives every solver
+  // its state, trains all to max_iter, and stops every worker. An error in
   // any solver stops the others and is rethrown here.
   void Run(const std::string& resume_file = "");
 
@@ -121,14 +123,14 @@ class ParallelTrainer {
   const std::vector<int> devices_;
   const int saved_budget_;
   int first_rank_ = 0;
-  std::unique_ptr<Solver<Dtype>> root_;
+  std::unique_ptr<Solver<Dtype>> main_;
   std::unique_ptr<GradientAverager<Dtype>> averager_;
   std::unique_ptr<AbortableBarrier> start_barrier_;
   // Reached by every solver after its last iteration, so that a run that ends
   // normally joins workers that have finished, never interrupts them.
   std::unique_ptr<AbortableBarrier> end_barrier_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  boost::mutex copy_mutex_;  // workers copy the root's state one at a time
+  boost::mutex copy_mutex_;  // workers copy the main solver's state one at a time
   std::function<SolverAction()> action_;
   DISABLE_COPY_AND_ASSIGN(ParallelTrainer);
 };

@@ -16,7 +16,7 @@ namespace crema {
 template <typename Dtype>
 class SGDSolver : public Solver<Dtype> {
  public:
-  explicit SGDSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
+  explicit SGDSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "SGD"; }
   const std::vector<std::shared_ptr<Blob<Dtype>>>& history() const { return history_; }
 
@@ -43,8 +43,8 @@ template <typename Dtype>
 class NesterovSolver : public SGDSolver<Dtype> {
  public:
   explicit NesterovSolver(const SolverParameter& param,
-                          const Solver<Dtype>* root_solver = nullptr)
-      : SGDSolver<Dtype>(param, root_solver) {}
+                          const Net<Dtype>* share_layers_from = nullptr)
+      : SGDSolver<Dtype>(param, share_layers_from) {}
   const char* type() const override { return "Nesterov"; }
 
  protected:
@@ -54,7 +54,7 @@ class NesterovSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaGradSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaGradSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
+  explicit AdaGradSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "AdaGrad"; }
 
  protected:
@@ -64,7 +64,7 @@ class AdaGradSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class RMSPropSolver : public SGDSolver<Dtype> {
  public:
-  explicit RMSPropSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
+  explicit RMSPropSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "RMSProp"; }
 
  protected:
@@ -74,7 +74,7 @@ class RMSPropSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaDeltaSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaDeltaSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
+  explicit AdaDeltaSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "AdaDelta"; }
 
  protected:
@@ -84,7 +84,7 @@ class AdaDeltaSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdamSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdamSolver(const SolverParameter& param, const Solver<Dtype>* root_solver = nullptr);
+  explicit AdamSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "Adam"; }
 
  protected:
@@ -92,11 +92,11 @@ class AdamSolver : public SGDSolver<Dtype> {
 };
 
 // The solver param.type() names (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta,
-// Adam); an unknown type is a user error listing the known ones. root_solver:
-// see Solver.
+// Adam); an unknown type is a user error listing the known ones.
+// share_layers_from: see Solver.
 template <typename Dtype>
 std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
-                                            const Solver<Dtype>* root_solver = nullptr);
+                                            const Net<Dtype>* share_layers_from = nullptr);
 
 }  // namespace crema
 

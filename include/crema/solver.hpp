@@ -12,6 +12,7 @@
 
 #include "crema/net.hpp"
 #include "crema/proto/crema.pb.h"
+#include "crema/reporter.hpp"
 
 namespace crema {
 
@@ -21,10 +22,10 @@ enum class SolverAction { NONE, STOP, SNAPSHOT };
 template <typename Dtype>
 class Solver {
  public:
-  // root_solver: in data-parallel training, the root (rank 0) solver, whose
-  // training net lends this one its shared layers; null otherwise. The
-  // calling thread's Context says the solver's rank and whether it is root.
-  explicit Solver(const SolverParameter& param, const Solver* root_solver = nullptr);
+  // share_layers_from: in data-parallel training, rank 0's training net,
+  // which lends this solver's training net its shareable layers; null
+  // otherwise. The calling thread's Context says the solver's rank.
+  explicit Solver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   virtual ~Solver() = default;
 
   // Trains to max_iter (from a solver state if resume_file is given),
@@ -33,10 +34,11 @@ class Solver {
   // Runs `iters` training iterations.
   void Step(int iters);
   // Restores weights and history from a .solverstate (or .solverstate.h5).
-  // A state written by Crema also holds the generator state and the Data
-  // layers' reader positions: then the nets are rebuilt with their readers
-  // starting where the saved run stood, so training continues bitwise as if
-  // it had not stopped. Call it before anything keeps pointers into the nets.
+  // A state written by Crema also holds the generator state and the data
+  // layers' positions: then the nets are rebuilt with that state (each data
+  // layer starting where the saved run stood), so training continues
+  // bitwise as if it had not stopped. Call it before anything keeps
+  // pointers into the nets.
   void Restore(const std::string& state_file);
   // Writes <prefix>_iter_N.caffemodel and .solverstate (or .caffemodel.h5
   // and .solverstate.h5), each to a temporary file renamed into place.
@@ -48,7 +50,7 @@ class Solver {
   const std::shared_ptr<Net<Dtype>>& net() const { return net_; }
   const std::vector<std::shared_ptr<Net<Dtype>>>& test_nets() const { return test_nets_; }
   int iter() const { return iter_; }
-  Dtype smoothed_loss() const { return smoothed_loss_; }
+  Dtype smoothed_loss() const { return reporter_.smoothed_loss(); }
   virtual const char* type() const { return ""; }
 
   // Takes another solver's iteration, step, weights and history (a worker
@@ -58,12 +60,11 @@ class Solver {
   // Polled once per iteration; STOP and SNAPSHOT are acted upon.
   void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
 
-  // Hooks for data-parallel training: after the gradients of an iteration
-  // are ready (before the update), and at the start of training.
+  // Data-parallel training: runs after the gradients of each iteration are
+  // ready, before the update (the gradient averaging).
   void add_on_gradients_ready(std::function<void()> callback) {
     on_gradients_ready_.push_back(std::move(callback));
   }
-  void add_on_start(std::function<void()> callback) { on_start_.push_back(std::move(callback)); }
 
   // The learning rate at the current iteration (lr_policy).
   Dtype GetLearningRate() const;
@@ -80,25 +81,33 @@ class Solver {
   // The training net, then the test nets.
   std::vector<const Net<Dtype>*> AllNets() const;
   void Test(int test_net_id);
-  void UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss);
 
   SolverParameter param_;
   int iter_ = 0;
   int current_step_ = 0;
   std::shared_ptr<Net<Dtype>> net_;
   std::vector<std::shared_ptr<Net<Dtype>>> test_nets_;
-  std::vector<Dtype> losses_;
-  Dtype smoothed_loss_ = 0;
+  TrainingReporter<Dtype> reporter_;
   std::function<SolverAction()> action_;
   std::vector<std::function<void()>> on_gradients_ready_;
-  std::vector<std::function<void()>> on_start_;
   bool requested_early_exit_ = false;
-  const Solver* root_solver_;
+  const Net<Dtype>* const share_layers_from_;
+  // What Restore read of the data layers' positions, handed to the nets it
+  // rebuilds (null before a resume).
+  std::unique_ptr<SolverState> resume_state_;
 
  private:
   void BuildNets();
   void InitTrainNet();
   void InitTestNets();
+  // Multistep: advances current_step_ to the step iter_ has reached.
+  void AdvanceLearningRateStep();
+  // Runs every test net if the test interval says so (rank 0 only); true
+  // when a stop was asked for meanwhile.
+  bool TestIfDue();
+  // Snapshots if the snapshot interval or the action asks for it; true when
+  // the action asks to stop.
+  bool HandleAction(SolverAction action);
   SolverAction RequestedAction() const { return action_ ? action_() : SolverAction::NONE; }
 
   DISABLE_COPY_AND_ASSIGN(Solver);

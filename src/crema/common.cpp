@@ -7,16 +7,28 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <random>
 
 namespace crema {
 
 // ---- RNG -----------------------------------------------------------------------
 
-RNG::RNG() : generator_(new Generator(static_cast<uint32_t>(cluster_seedgen()))) {}
+RNG::RNG() : generator_(new Generator()) { Seed(cluster_seedgen()); }
 
-RNG::RNG(uint64_t seed) : generator_(new Generator(static_cast<uint32_t>(seed))) {}
+RNG::RNG(uint64_t seed) : generator_(new Generator()) { Seed(seed); }
 
-void RNG::Seed(uint64_t seed) { generator_->seed(static_cast<uint32_t>(seed)); }
+// A seed that fits in 32 bits seeds the twister as Caffe does (so a
+// random_seed gives Caffe's stream); a wider one (a child thread's, drawn
+// from 64 bits) keeps both halves through a seed sequence instead of losing
+// the high one.
+void RNG::Seed(uint64_t seed) {
+  if (seed <= UINT32_MAX) {
+    generator_->seed(static_cast<uint32_t>(seed));
+    return;
+  }
+  std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  generator_->seed(sequence);
+}
 
 std::string RNG::State() const {
   std::ostringstream os;

@@ -144,11 +144,6 @@ std::map<std::string, std::weak_ptr<Body>>& Bodies() {
   static std::map<std::string, std::weak_ptr<Body>> bodies;
   return bodies;
 }
-// Start positions for bodies not yet created (guarded by BodiesMutex).
-std::map<std::string, DataReaderPosition>& StartPositions() {
-  static std::map<std::string, DataReaderPosition> positions;
-  return positions;
-}
 }  // namespace
 
 DataReader::QueuePair::QueuePair(int rank_, int size, const std::string& name)
@@ -162,12 +157,12 @@ DataReader::QueuePair::~QueuePair() {
   while (full.try_pop(&datum)) delete datum;  // nullptr (failure marker) is fine
 }
 
-std::string DataReader::BodyKey(const LayerParameter& param) {
+std::string DataReader::Key(const LayerParameter& param) {
   return param.name() + ":" + param.data_param().source() + ":" +
          (param.phase() == TRAIN ? "TRAIN" : "TEST");
 }
 
-DataReader::DataReader(const LayerParameter& param) {
+DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* start) {
   const int batch = static_cast<int>(param.data_param().batch_size());
   const int prefetch = static_cast<int>(param.data_param().prefetch());
   CREMA_REQUIRE(batch > 0, "layer '" << param.name() << "' (Data): batch_size must be positive");
@@ -180,13 +175,11 @@ DataReader::DataReader(const LayerParameter& param) {
   queue_pair_.reset(
       new QueuePair(rank, batch * std::max(prefetch, 1), "layer '" + param.name() + "'"));
   boost::mutex::scoped_lock lock(BodiesMutex());
-  key_ = BodyKey(param);
+  key_ = Key(param);
   std::weak_ptr<Body>& slot = Bodies<Body>()[key_];
   body_ = slot.lock();
   if (!body_) {
-    const auto start = StartPositions().find(key_);
-    body_.reset(new Body(param, solver_count, first_local, local_count,
-                         start == StartPositions().end() ? nullptr : &start->second));
+    body_.reset(new Body(param, solver_count, first_local, local_count, start));
     slot = body_;
   }
   body_->Register(queue_pair_);
@@ -208,18 +201,6 @@ uint64_t DataReader::start_position() const { return body_->start_position(); }
 uint64_t DataReader::start_batches() const { return body_->start_batches(); }
 
 int DataReader::solver_count() const { return body_->solver_count(); }
-
-void DataReader::SetStartPositions(const std::vector<DataReaderPosition>& positions) {
-  boost::mutex::scoped_lock lock(BodiesMutex());
-  for (const DataReaderPosition& position : positions) {
-    StartPositions()[position.key()] = position;
-  }
-}
-
-void DataReader::ClearStartPositions() {
-  boost::mutex::scoped_lock lock(BodiesMutex());
-  StartPositions().clear();
-}
 
 std::string DataReader::failure_message() const { return body_->failure_message(); }
 

@@ -12,7 +12,6 @@ struct InternalThread::ChildContext {
   int solver_count;
   int solver_rank;
   int local_solver_count;
-  bool root_solver;
   bool multiprocess;
   uint64_t seed;
 };
@@ -39,7 +38,6 @@ void InternalThread::StartInternalThread() {
   context.solver_count = Context::solver_count();
   context.solver_rank = Context::solver_rank();
   context.local_solver_count = Context::local_solver_count();
-  context.root_solver = Context::root_solver();
   context.multiprocess = Context::multiprocess();
   // Each child gets its own stream, reproducible from the parent's seed.
   RNG& parent_rng = Context::rng();
@@ -57,7 +55,6 @@ void InternalThread::Entry(const ChildContext& context) {
     Context::set_solver_count(context.solver_count);
     Context::set_solver_rank(context.solver_rank);
     Context::set_local_solver_count(context.local_solver_count);
-    Context::set_root_solver(context.root_solver);
     Context::set_multiprocess(context.multiprocess);
     Context::set_random_seed(context.seed);
     InternalThreadEntry();

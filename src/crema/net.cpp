@@ -11,8 +11,8 @@
 namespace crema {
 
 template <typename Dtype>
-Net<Dtype>::Net(const NetParameter& param, const Net* root_net) {
-  Init(param, root_net);
+Net<Dtype>::Net(const NetParameter& param, const NetOptions<Dtype>& options) {
+  Init(param, options);
 }
 
 template <typename Dtype>
@@ -26,28 +26,17 @@ Net<Dtype>::Net(const std::string& param_file, Phase phase, int level,
     for (const auto& stage : *stages) param.mutable_state()->add_stage(stage);
   }
   param.mutable_state()->set_level(level);
-  Init(param, nullptr);
+  Init(param, NetOptions<Dtype>());
 }
 
 template <typename Dtype>
-void Net<Dtype>::Init(const NetParameter& in_param, const Net* root_net) {
-  NetParameter upgraded(in_param);
-  UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
-  phase_ = upgraded.state().phase();
-  NetParameter filtered;
-  FilterNet(upgraded, &filtered);
-  NetParameter param;
-  InsertSplits(filtered, &param);
+void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& options) {
+  log_ = options.log;
+  const NetParameter param = Prepare(in_param);
   name_ = param.name();
   debug_info_ = param.debug_info();
-  const bool log = Context::root_solver();
-  if (log) {
-    LOG(INFO) << "Initializing net '" << name_ << "' for phase "
-              << (phase_ == TRAIN ? "TRAIN" : "TEST");
-  }
-
-  std::map<std::string, int> blob_name_to_idx;
-  std::set<std::string> available_blobs;
+  LOG_IF(INFO, log_) << "Initializing net '" << name_ << "' for phase "
+                     << (phase_ == TRAIN ? "TRAIN" : "TEST");
   const int num_layers = param.layer_size();
   bottom_vecs_.resize(num_layers);
   top_vecs_.resize(num_layers);
@@ -56,103 +45,152 @@ void Net<Dtype>::Init(const NetParameter& in_param, const Net* root_net) {
   param_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
   bottom_forced_.resize(num_layers);
+  Wiring wiring;
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-    // Each layer runs in the net's phase unless it says otherwise.
-    if (!param.layer(layer_id).has_phase()) param.mutable_layer(layer_id)->set_phase(phase_);
-    const LayerParameter& layer_param = param.layer(layer_id);
-    CREMA_REQUIRE(layer_param.propagate_down_size() == 0 ||
-                      layer_param.propagate_down_size() == layer_param.bottom_size(),
-                  "layer '" << layer_param.name() << "': propagate_down has "
-                            << layer_param.propagate_down_size() << " values for "
-                            << layer_param.bottom_size() << " bottoms; give one per bottom");
-    CREMA_REQUIRE(layer_names_index_.count(layer_param.name()) == 0,
-                  "two layers are named '" << layer_param.name() << "'; layer names must be unique");
-    // Data-parallel training: a training net's shareable layers exist once,
-    // built by the root solver's net and passed through in rank order.
-    const bool parallel = phase_ == TRAIN && Context::local_solver_count() > 1;
-    const bool from_root = parallel && root_net &&
-                           root_net->layers_[layer_id]->ShareInParallel();
-    if (from_root) {
-      CHECK_EQ(root_net->layer_names_[layer_id], layer_param.name());
-      layers_.push_back(root_net->layers_[layer_id]);
-    } else {
-      layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
-    }
-    layer_names_.push_back(layer_param.name());
-    layer_names_index_[layer_param.name()] = layer_id;
-    if (log) LOG(INFO) << "Creating layer " << layer_param.name() << " (" << layer_param.type() << ")";
+    AddLayer(param, layer_id, options, &wiring);
+  }
+  DecideBackward(param, wiring.available_blobs);
+  CollectOutputs(wiring.available_blobs);
+  ShareWeights();
+  LOG_IF(INFO, log_) << "Network initialization done.";
+}
 
-    for (int bottom_id = 0; bottom_id < layer_param.bottom_size(); ++bottom_id) {
-      AppendBottom(param, layer_id, bottom_id, &available_blobs, &blob_name_to_idx);
-    }
-    const int num_top = layer_param.top_size();
-    for (int top_id = 0; top_id < num_top; ++top_id) {
-      AppendTop(param, layer_id, top_id, &available_blobs, &blob_name_to_idx);
-      // An Input layer's tops are the net's inputs.
-      if (layer_param.type() == "Input") {
-        const int blob_id = static_cast<int>(blobs_.size()) - 1;
-        net_input_blob_indices_.push_back(blob_id);
-        net_input_blobs_.push_back(blobs_[blob_id].get());
-      }
-    }
-    // Some layers (losses) create the tops the prototxt left out.
-    Layer<Dtype>* layer = layers_[layer_id].get();
-    if (layer->AutoTopBlobs()) {
-      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
-      for (int top_id = num_top; top_id < needed; ++top_id) {
-        AppendTop(param, layer_id, -1, &available_blobs, &blob_name_to_idx);
-      }
-    }
+template <typename Dtype>
+NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
+  NetParameter upgraded(in_param);
+  UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
+  phase_ = upgraded.state().phase();
+  NetParameter filtered;
+  FilterNet(upgraded, &filtered);
+  NetParameter param;
+  InsertSplits(filtered, &param);
+  // Each layer runs in the net's phase unless it says otherwise.
+  for (LayerParameter& layer_param : *param.mutable_layer()) {
+    if (!layer_param.has_phase()) layer_param.set_phase(phase_);
+  }
+  return param;
+}
 
-    if (from_root) {
-      // Set up once, by the root; this net's tops take the root's shapes.
-      const auto& root_tops = root_net->top_vecs_[layer_id];
-      for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
-        top_vecs_[layer_id][top_id]->ReshapeLike(*root_tops[top_id]);
-      }
-    } else {
-      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
-      if (parallel && layer->ShareInParallel()) layer->SetShared(Context::local_solver_count());
-    }
-    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
-      const int blob_id = top_id_vecs_[layer_id][top_id];
-      if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
-        blob_loss_weights_.resize(blob_id + 1, Dtype(0));
-      }
-      blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
-      if (log) {
-        LOG(INFO) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string() << " "
-                  << blob_names_[blob_id];
-        if (layer->loss(static_cast<int>(top_id))) {
-          LOG(INFO) << "    with loss weight " << layer->loss(static_cast<int>(top_id));
-        }
-      }
-    }
-    const int num_param_blobs = static_cast<int>(layer->blobs().size());
-    CREMA_REQUIRE(layer_param.param_size() <= num_param_blobs,
-                  "layer '" << layer_param.name() << "' (" << layer_param.type() << ") has "
-                            << num_param_blobs << " parameter blobs but " << layer_param.param_size()
-                            << " param specs");
-    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-      const ParamSpec* spec = param_id < layer_param.param_size() ? &layer_param.param(param_id)
-                                                                   : nullptr;
-      const bool learns = !spec || spec->lr_mult() != 0;
-      layer->set_param_propagate_down(param_id, learns && layer->param_propagate_down(param_id));
-    }
-    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-      AppendParam(param, layer_id, param_id);
+template <typename Dtype>
+void Net<Dtype>::AddLayer(const NetParameter& param, int layer_id,
+                          const NetOptions<Dtype>& options, Wiring* wiring) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  CREMA_REQUIRE(layer_param.propagate_down_size() == 0 ||
+                    layer_param.propagate_down_size() == layer_param.bottom_size(),
+                "layer '" << layer_param.name() << "': propagate_down has "
+                          << layer_param.propagate_down_size() << " values for "
+                          << layer_param.bottom_size() << " bottoms; give one per bottom");
+  CREMA_REQUIRE(layer_names_index_.count(layer_param.name()) == 0,
+                "two layers are named '" << layer_param.name() << "'; layer names must be unique");
+  // Data-parallel training: a training net's shareable layers exist once,
+  // built by rank 0's net; the layers of both nets match by position.
+  const Net* share_from = phase_ == TRAIN ? options.share_layers_from : nullptr;
+  const bool shared = share_from && share_from->layers_[layer_id]->ShareInParallel();
+  if (shared) {
+    CHECK_EQ(share_from->layer_names_[layer_id], layer_param.name());
+    layers_.push_back(share_from->layers_[layer_id]);
+  } else {
+    layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+  }
+  layer_names_.push_back(layer_param.name());
+  layer_names_index_[layer_param.name()] = layer_id;
+  LOG_IF(INFO, log_) << "Creating layer " << layer_param.name() << " (" << layer_param.type()
+                     << ")";
+  ConnectBlobs(param, layer_id, wiring);
+  SetUpLayer(layer_id, shared ? share_from : nullptr, options);
+  RecordLossWeights(layer_id);
+  AppendParams(param, layer_id);
+}
+
+template <typename Dtype>
+void Net<Dtype>::ConnectBlobs(const NetParameter& param, int layer_id, Wiring* wiring) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  for (int bottom_id = 0; bottom_id < layer_param.bottom_size(); ++bottom_id) {
+    AppendBottom(param, layer_id, bottom_id, &wiring->available_blobs, &wiring->blob_name_to_idx);
+  }
+  const int num_top = layer_param.top_size();
+  for (int top_id = 0; top_id < num_top; ++top_id) {
+    AppendTop(param, layer_id, top_id, &wiring->available_blobs, &wiring->blob_name_to_idx);
+    if (layer->ProvidesNetInputs()) {
+      const int blob_id = static_cast<int>(blobs_.size()) - 1;
+      net_input_blob_indices_.push_back(blob_id);
+      net_input_blobs_.push_back(blobs_[blob_id].get());
     }
   }
-  DecideBackward(param, available_blobs);
-  // What no layer consumed is the net's output.
+  // Some layers (losses) create the tops the prototxt left out.
+  if (layer->AutoTopBlobs()) {
+    const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+    for (int top_id = num_top; top_id < needed; ++top_id) {
+      AppendTop(param, layer_id, -1, &wiring->available_blobs, &wiring->blob_name_to_idx);
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::SetUpLayer(int layer_id, const Net* shared_from,
+                            const NetOptions<Dtype>& options) {
+  if (shared_from) {
+    // Set up once, by rank 0's net; this net's tops take its shapes.
+    const auto& shared_tops = shared_from->top_vecs_[layer_id];
+    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+      top_vecs_[layer_id][top_id]->ReshapeLike(*shared_tops[top_id]);
+    }
+    return;
+  }
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  if (options.resume_state) layer->RestoreResumeState(*options.resume_state);
+  layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  if (phase_ == TRAIN && options.solvers_sharing_layers > 1 && layer->ShareInParallel()) {
+    layer->SetShared(options.solvers_sharing_layers);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::RecordLossWeights(int layer_id) {
+  const Layer<Dtype>* layer = layers_[layer_id].get();
+  for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+    const int blob_id = top_id_vecs_[layer_id][top_id];
+    if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
+      blob_loss_weights_.resize(blob_id + 1, Dtype(0));
+    }
+    const Dtype weight = layer->loss(static_cast<int>(top_id));
+    blob_loss_weights_[blob_id] = weight;
+    LOG_IF(INFO, log_) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string() << " "
+                       << blob_names_[blob_id];
+    LOG_IF(INFO, log_ && weight) << "    with loss weight " << weight;
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::AppendParams(const NetParameter& param, int layer_id) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  const int num_param_blobs = static_cast<int>(layer->blobs().size());
+  CREMA_REQUIRE(layer_param.param_size() <= num_param_blobs,
+                "layer '" << layer_param.name() << "' (" << layer_param.type() << ") has "
+                          << num_param_blobs << " parameter blobs but " << layer_param.param_size()
+                          << " param specs");
+  // A parameter with lr_mult 0 is frozen: no gradient is computed for it.
+  for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+    const bool learns = param_id >= layer_param.param_size() ||
+                        layer_param.param(param_id).lr_mult() != 0;
+    layer->set_param_propagate_down(param_id, learns && layer->param_propagate_down(param_id));
+  }
+  for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+    AppendParam(param, layer_id, param_id);
+  }
+}
+
+// What no layer consumed is the net's output.
+template <typename Dtype>
+void Net<Dtype>::CollectOutputs(const std::set<std::string>& available_blobs) {
   for (const auto& blob_name : available_blobs) {
     const int blob_id = blob_names_index_[blob_name];
-    if (log) LOG(INFO) << "This network produces output " << blob_name;
+    LOG_IF(INFO, log_) << "This network produces output " << blob_name;
     net_output_blobs_.push_back(blobs_[blob_id].get());
     net_output_blob_indices_.push_back(blob_id);
   }
-  ShareWeights();
-  if (log) LOG(INFO) << "Network initialization done.";
 }
 
 template <typename Dtype>
@@ -355,7 +393,7 @@ void Net<Dtype>::DecideBackward(const NetParameter& param,
       }
     }
   }
-  if (Context::root_solver()) {
+  if (log_) {
     for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
       VLOG(1) << layer_names_[layer_id]
               << (layer_need_backward_[layer_id] ? " needs backward computation."
@@ -409,7 +447,6 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   CHECK_LT(end, static_cast<int>(layers_.size()));
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
-    for (auto& callback : before_forward_) callback(i);
     loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) {
       for (Blob<Dtype>* top : top_vecs_[i]) {
@@ -417,7 +454,6 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
                   << top->asum_data() / std::max(1, top->count());
       }
     }
-    for (auto& callback : after_forward_) callback(i);
   }
   return loss;
 }
@@ -434,11 +470,9 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
-    for (auto& callback : before_backward_) callback(i);
     if (layer_need_backward_[i]) {
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     }
-    for (auto& callback : after_backward_) callback(i);
   }
 }
 
@@ -597,6 +631,22 @@ void Net<Dtype>::ToHDF5(const std::string& filename, bool write_diff) const {
     layers.emplace_back(layer_names_[i], blobs);
   }
   WriteNetParamsToHDF5(filename, layers, write_diff);
+}
+
+template <typename Dtype>
+int Net<Dtype>::batch_size() const {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (bottom_vecs_[i].empty() && !top_vecs_[i].empty()) {
+      const Blob<Dtype>* first = top_vecs_[i][0];
+      return first->num_axes() > 0 ? first->shape(0) : 1;
+    }
+  }
+  return 1;
+}
+
+template <typename Dtype>
+void Net<Dtype>::AppendResumeState(SolverState* state) const {
+  for (const auto& layer : layers_) layer->AppendResumeState(state);
 }
 
 template <typename Dtype>

@@ -135,6 +135,9 @@ template <typename Dtype>
 struct GradientAverager<Dtype>::Nccl {
   std::vector<ncclComm_t> comms;
   std::vector<cudaStream_t> streams;
+  // Per solver: marks, on the default stream, the end of the copies that
+  // fill its buffer, so that its NCCL stream waits for them.
+  std::vector<cudaEvent_t> filled;
 };
 
 #define NCCL_CHECK(call)                                                          \
@@ -151,10 +154,12 @@ void GradientAverager<Dtype>::InitNccl(const std::vector<int>& devices) {
   NCCL_CHECK(ncclCommInitAll(nccl_->comms.data(), static_cast<int>(devices.size()),
                              devices.data()));
   nccl_->streams.resize(devices.size());
+  nccl_->filled.resize(devices.size());
   const int previous = Context::device();
   for (size_t i = 0; i < devices.size(); ++i) {
     CUDA_CHECK(cudaSetDevice(devices[i]));
     CUDA_CHECK(cudaStreamCreateWithFlags(&nccl_->streams[i], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&nccl_->filled[i], cudaEventDisableTiming));
   }
   CUDA_CHECK(cudaSetDevice(previous));
 }
@@ -175,6 +180,7 @@ GradientAverager<Dtype>::~GradientAverager() {
   if (nccl_) {
     for (ncclComm_t comm : nccl_->comms) ncclCommDestroy(comm);
     for (cudaStream_t stream : nccl_->streams) cudaStreamDestroy(stream);
+    for (cudaEvent_t event : nccl_->filled) cudaEventDestroy(event);
   }
 #endif
 }
@@ -189,6 +195,11 @@ SolverAction GradientAverager<Dtype>::AllReduce(int local_index, Dtype* buffer) 
     if (!barrier_.Wait()) return SolverAction::STOP;
     const ncclDataType_t type = sizeof(Dtype) == sizeof(float) ? ncclFloat : ncclDouble;
     cudaStream_t stream = nccl_->streams[local_index];
+    // The buffer was filled on the default stream (device copies and the
+    // action slot's upload may still be in flight); the non-blocking NCCL
+    // stream does not wait for that stream by itself.
+    CUDA_CHECK(cudaEventRecord(nccl_->filled[local_index], cudaStreamLegacy));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, nccl_->filled[local_index], 0));
     NCCL_CHECK(ncclAllReduce(buffer, buffer, n, type, ncclSum, nccl_->comms[local_index], stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     gpu_scal(static_cast<int>(count_), Dtype(1) / total_solvers_, buffer);
@@ -226,7 +237,7 @@ SolverAction GradientAverager<Dtype>::AllReduce(int local_index, Dtype* buffer) 
 
 // ---- ParallelTrainer -----------------------------------------------------
 
-// One non-root solver: built on its own thread, started from the root's
+// One worker solver: built on its own thread, started from the main solver's
 // state, trained in step with the others.
 template <typename Dtype>
 class ParallelTrainer<Dtype>::Worker : public InternalThread {
@@ -240,16 +251,15 @@ class ParallelTrainer<Dtype>::Worker : public InternalThread {
  protected:
   void InternalThreadEntry() override {
     Context::set_solver_rank(trainer_->first_rank_ + local_index_);
-    Context::set_root_solver(false);
 #ifndef CPU_ONLY
     if (!trainer_->devices_.empty()) Context::SetDevice(trainer_->devices_[local_index_]);
 #endif
-    solver_ = CreateSolver<Dtype>(trainer_->param_, trainer_->root_.get());
+    solver_ = CreateSolver<Dtype>(trainer_->param_, trainer_->main_->net().get());
     {
-      // The root waits at the start barrier meanwhile, so its state is still;
+      // The main solver waits at the start barrier meanwhile, so its state is still;
       // the workers take turns, as reading a blob may allocate its memory.
       boost::lock_guard<boost::mutex> lock(trainer_->copy_mutex_);
-      solver_->CopyStateFrom(*trainer_->root_);
+      solver_->CopyStateFrom(*trainer_->main_);
     }
     solver_->add_on_gradients_ready([this] {
       action_ = trainer_->Average(solver_.get(), local_index_, &host_buffer_, device_buffer_);
@@ -306,7 +316,6 @@ ParallelTrainer<Dtype>::ParallelTrainer(const SolverParameter& param, int local_
   Context::set_solver_count(local_solvers * processes);
   Context::set_local_solver_count(local_solvers);
   Context::set_solver_rank(first_rank_);
-  Context::set_root_solver(first_rank_ == 0);
   Context::set_multiprocess(processes > 1);
 #ifndef CPU_ONLY
   if (!devices.empty()) {
@@ -321,14 +330,14 @@ ParallelTrainer<Dtype>::ParallelTrainer(const SolverParameter& param, int local_
                  << saved_budget_ << ": the cores are oversubscribed";
   }
   SetThreadBudget(per_solver);
-  LOG_IF(INFO, Context::root_solver())
+  LOG_IF(INFO, Context::is_rank_zero())
       << "Data-parallel training: " << local_solvers * processes << " solvers ("
       << processes << " process" << (processes > 1 ? "es" : "") << " x " << local_solvers
       << " thread" << (local_solvers > 1 ? "s" : "") << "), " << per_solver
       << " CPU thread" << (per_solver > 1 ? "s" : "") << " each";
-  root_ = CreateSolver<Dtype>(param_);
+  main_ = CreateSolver<Dtype>(param_);
   size_t count = 0;
-  for (const Blob<Dtype>* blob : root_->net()->learnable_params()) count += blob->count();
+  for (const Blob<Dtype>* blob : main_->net()->learnable_params()) count += blob->count();
   averager_.reset(new GradientAverager<Dtype>(local_solvers, local_solvers * processes, count));
 #ifdef CREMA_NCCL
   if (!devices.empty() && local_solvers > 1) averager_->InitNccl(devices);
@@ -344,11 +353,10 @@ ParallelTrainer<Dtype>::~ParallelTrainer() {
   end_barrier_->Abort();
   StopWorkers();
   workers_.clear();
-  root_.reset();
+  main_.reset();
   Context::set_solver_count(1);
   Context::set_local_solver_count(1);
   Context::set_solver_rank(0);
-  Context::set_root_solver(true);
   SetThreadBudget(saved_budget_);
 }
 
@@ -358,8 +366,8 @@ SolverAction ParallelTrainer<Dtype>::Average(Solver<Dtype>* solver, int local_in
                                              Dtype* device_buffer) {
   const auto& params = solver->net()->learnable_params();
   const size_t count = averager_->count();
-  // The root's action rides in the last slot; the other solvers add 0.
-  const Dtype code = Context::root_solver() && action_ ? Dtype(ActionCode(action_())) : Dtype(0);
+  // Rank 0's action rides in the last slot; the other solvers add 0.
+  const Dtype code = Context::is_rank_zero() && action_ ? Dtype(ActionCode(action_())) : Dtype(0);
 #ifdef CREMA_NCCL
   if (device_buffer) {
     size_t offset = 0;
@@ -397,14 +405,14 @@ SolverAction ParallelTrainer<Dtype>::Average(Solver<Dtype>* solver, int local_in
 template <typename Dtype>
 void ParallelTrainer<Dtype>::Run(const std::string& resume_file) {
   if (!resume_file.empty()) {
-    LOG_IF(INFO, Context::root_solver()) << "Restoring previous solver status from " << resume_file;
-    root_->Restore(resume_file);
+    LOG_IF(INFO, Context::is_rank_zero()) << "Restoring previous solver status from " << resume_file;
+    main_->Restore(resume_file);
   }
 #ifdef CREMA_MPI
   if (ProcessCount() > 1) {
     // Every process resumed from the same files; fresh weights differ (each
     // rank has its own seed), so the first process's are everyone's.
-    for (Blob<Dtype>* blob : root_->net()->learnable_params()) {
+    for (Blob<Dtype>* blob : main_->net()->learnable_params()) {
       MPI_Bcast(blob->mutable_cpu_data(), blob->count(), MpiType<Dtype>(), 0, MPI_COMM_WORLD);
     }
   }
@@ -416,29 +424,29 @@ void ParallelTrainer<Dtype>::Run(const std::string& resume_file) {
     CUDA_CHECK(cudaMalloc(&device_buffer, (averager_->count() + 1) * sizeof(Dtype)));
   }
 #endif
-  SolverAction root_action = SolverAction::NONE;
-  root_->add_on_gradients_ready([this, &root_action, &host_buffer, device_buffer] {
-    root_action = Average(root_.get(), 0, &host_buffer, device_buffer);
+  SolverAction main_action = SolverAction::NONE;
+  main_->add_on_gradients_ready([this, &main_action, &host_buffer, device_buffer] {
+    main_action = Average(main_.get(), 0, &host_buffer, device_buffer);
   });
-  root_->SetActionFunction([&root_action] {
-    const SolverAction action = root_action;
-    root_action = SolverAction::NONE;
+  main_->SetActionFunction([&main_action] {
+    const SolverAction action = main_action;
+    main_action = SolverAction::NONE;
     return action;
   });
   for (int i = 1; i < local_solvers_; ++i) {
     workers_.emplace_back(new Worker(this, i));
     workers_.back()->StartInternalThread();
   }
-  std::exception_ptr root_failure;
+  std::exception_ptr main_failure;
   try {
-    if (start_barrier_->Wait()) root_->Solve();
+    if (start_barrier_->Wait()) main_->Solve();
   } catch (...) {
-    root_failure = std::current_exception();
+    main_failure = std::current_exception();
   }
-  // Every solver ran the same iterations when the root reached max_iter: the
+  // Every solver ran the same iterations when the main solver reached max_iter: the
   // workers are finishing and meet it at the end barrier. Otherwise (a stop,
-  // an error) some may be waiting for the root: wake them.
-  if (root_failure || root_->iter() < param_.max_iter() || !end_barrier_->Wait()) {
+  // an error) some may be waiting for the main solver: wake them.
+  if (main_failure || main_->iter() < param_.max_iter() || !end_barrier_->Wait()) {
     averager_->Abort();
     start_barrier_->Abort();
     end_barrier_->Abort();
@@ -447,7 +455,7 @@ void ParallelTrainer<Dtype>::Run(const std::string& resume_file) {
 #ifdef CREMA_NCCL
   if (device_buffer) cudaFree(device_buffer);
 #endif
-  if (root_failure) std::rethrow_exception(root_failure);
+  if (main_failure) std::rethrow_exception(main_failure);
   for (const auto& worker : workers_) {
     if (worker->has_failed()) {
       LOG(ERROR) << "A solver thread failed; all solvers stopped.";

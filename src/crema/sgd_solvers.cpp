@@ -7,8 +7,8 @@
 namespace crema {
 
 template <typename Dtype>
-SGDSolver<Dtype>::SGDSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
-    : Solver<Dtype>(param, root_solver) {
+SGDSolver<Dtype>::SGDSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : Solver<Dtype>(param, share_layers_from) {
   AddHistorySet();
 }
 
@@ -23,7 +23,7 @@ template <typename Dtype>
 void SGDSolver<Dtype>::ApplyUpdate() {
   const Dtype rate = this->GetLearningRate();
   if (this->param_.display() && this->iter_ % this->param_.display() == 0 &&
-      Context::root_solver()) {
+      Context::is_rank_zero()) {
     LOG(INFO) << "Iteration " << this->iter_ << ", lr = " << rate;
   }
   ClipGradients();
@@ -127,8 +127,8 @@ void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
-    : SGDSolver<Dtype>(param, root_solver) {
+AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : SGDSolver<Dtype>(param, share_layers_from) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "AdaGrad takes no momentum; remove it");
 }
 
@@ -147,8 +147,8 @@ void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
-    : SGDSolver<Dtype>(param, root_solver) {
+RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : SGDSolver<Dtype>(param, share_layers_from) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "RMSProp takes no momentum; use rms_decay");
   CREMA_REQUIRE(this->param_.rms_decay() >= 0 && this->param_.rms_decay() < 1,
                 "RMSProp: rms_decay must be in [0, 1)");
@@ -169,8 +169,8 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
-    : SGDSolver<Dtype>(param, root_solver) {
+AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : SGDSolver<Dtype>(param, share_layers_from) {
   this->AddHistorySet();  // the running mean of squared updates
 }
 
@@ -194,8 +194,8 @@ void AdaDeltaSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdamSolver<Dtype>::AdamSolver(const SolverParameter& param, const Solver<Dtype>* root_solver)
-    : SGDSolver<Dtype>(param, root_solver) {
+AdamSolver<Dtype>::AdamSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : SGDSolver<Dtype>(param, share_layers_from) {
   this->AddHistorySet();  // the second moment
 }
 
@@ -223,14 +223,14 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 
 template <typename Dtype>
 std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
-                                            const Solver<Dtype>* root_solver) {
+                                            const Net<Dtype>* share_layers_from) {
   const std::string& type = param.type();
-  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, root_solver));
-  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param, root_solver));
-  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param, root_solver));
-  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param, root_solver));
-  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, root_solver));
-  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, root_solver));
+  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, share_layers_from));
+  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param, share_layers_from));
+  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param, share_layers_from));
+  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param, share_layers_from));
+  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, share_layers_from));
+  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, share_layers_from));
   CREMA_FAIL("solver: unknown type '" << type
                                       << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam)");
 }

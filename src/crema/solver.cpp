@@ -4,23 +4,29 @@
 #include <cstdio>
 #include <iomanip>
 
-#include "crema/data_reader.hpp"
-#include "crema/layers/data_layer.hpp"
-#include "crema/util/benchmark.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
 
 namespace crema {
 
+namespace {
+SolverParameter Upgraded(const SolverParameter& param) {
+  SolverParameter upgraded(param);
+  UpgradeSolverAsNeeded("solver", &upgraded);
+  return upgraded;
+}
+}  // namespace
+
 template <typename Dtype>
-Solver<Dtype>::Solver(const SolverParameter& param, const Solver* root_solver)
-    : param_(param), root_solver_(root_solver) {
-  UpgradeSolverAsNeeded("solver", &param_);
+Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+    : param_(Upgraded(param)),
+      reporter_(param_, Context::solver_count(), Context::is_rank_zero()),
+      share_layers_from_(share_layers_from) {
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
   CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
   BuildNets();
-  LOG_IF(INFO, Context::root_solver()) << "Solver scaffolding done.";
+  LOG_IF(INFO, Context::is_rank_zero()) << "Solver scaffolding done.";
 }
 
 // Seeds the thread (random_seed + rank) and builds the nets; Restore repeats
@@ -31,7 +37,7 @@ void Solver<Dtype>::BuildNets() {
     Context::set_random_seed(static_cast<uint64_t>(param_.random_seed()) + Context::solver_rank());
   }
   InitTrainNet();
-  if (Context::root_solver()) InitTestNets();
+  if (Context::is_rank_zero()) InitTestNets();
 }
 
 template <typename Dtype>
@@ -56,7 +62,12 @@ void Solver<Dtype>::InitTrainNet() {
   state.MergeFrom(net_param.state());
   state.MergeFrom(param_.train_state());
   net_param.mutable_state()->CopyFrom(state);
-  net_.reset(new Net<Dtype>(net_param, root_solver_ ? root_solver_->net_.get() : nullptr));
+  NetOptions<Dtype> options;
+  options.share_layers_from = share_layers_from_;
+  options.solvers_sharing_layers = Context::local_solver_count();
+  options.resume_state = resume_state_.get();
+  options.log = Context::is_rank_zero();
+  net_.reset(new Net<Dtype>(net_param, options));
 }
 
 template <typename Dtype>
@@ -89,7 +100,9 @@ void Solver<Dtype>::InitTestNets() {
     if (param_.test_state_size()) state.MergeFrom(param_.test_state(i));
     params[i].mutable_state()->CopyFrom(state);
     LOG(INFO) << "Creating test net (#" << i << ")";
-    test_nets_.emplace_back(new Net<Dtype>(params[i]));
+    NetOptions<Dtype> options;
+    options.resume_state = resume_state_.get();
+    test_nets_.emplace_back(new Net<Dtype>(params[i], options));
     test_nets_.back()->ShareTrainedLayersWith(net_.get());
   }
 }
@@ -119,94 +132,50 @@ Dtype Solver<Dtype>::GetLearningRate() const {
 }
 
 template <typename Dtype>
-void Solver<Dtype>::UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss) {
-  if (static_cast<int>(losses_.size()) < average_loss) {
-    losses_.push_back(loss);
-    const int size = static_cast<int>(losses_.size());
-    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
-  } else {
-    const int index = (iter_ - start_iter) % average_loss;
-    smoothed_loss_ += (loss - losses_[index]) / average_loss;
-    losses_[index] = loss;
+void Solver<Dtype>::Step(int iters) {
+  const int stop_iter = iter_ + iters;
+  reporter_.Start(iter_);
+  while (iter_ < stop_iter) {
+    AdvanceLearningRateStep();
+    net_->ClearParamDiffs();
+    if (TestIfDue()) break;
+    Dtype loss = 0;
+    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    reporter_.Iterated(iter_, loss / param_.iter_size(), *net_);
+    for (auto& callback : on_gradients_ready_) callback();
+    ApplyUpdate();
+    ++iter_;
+    if (HandleAction(RequestedAction())) break;
   }
 }
 
 template <typename Dtype>
-void Solver<Dtype>::Step(int iters) {
-  const int start_iter = iter_;
-  const int stop_iter = iter_ + iters;
-  const int average_loss = param_.average_loss();
-  losses_.clear();
-  smoothed_loss_ = 0;
-  Timer display_timer;
-  display_timer.Start();
-  int display_start_iter = iter_;
-  const int batch = net_->input_blobs().empty() && !net_->blobs().empty()
-                        ? net_->blobs()[0]->shape().empty() ? 1 : net_->blobs()[0]->shape(0)
-                        : 1;
-  while (iter_ < stop_iter) {
-    // Multistep: advance to the step the iteration has reached.
-    while (param_.lr_policy() == "multistep" && current_step_ < param_.stepvalue_size() &&
-           iter_ >= param_.stepvalue(current_step_)) {
-      ++current_step_;
-    }
-    net_->ClearParamDiffs();
-    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
-        (iter_ > 0 || param_.test_initialization()) && Context::root_solver()) {
-      TestAll();
-      if (requested_early_exit_) break;
-    }
-    for (auto& callback : on_start_) callback();
-    const bool display = param_.display() && iter_ % param_.display() == 0;
-    Dtype loss = 0;
-    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
-    loss /= param_.iter_size();
-    UpdateSmoothedLoss(loss, start_iter, average_loss);
-    if (display && Context::root_solver()) {
-      display_timer.Stop();
-      const double seconds = display_timer.Seconds();
-      const int done = iter_ - display_start_iter;
-      const double per_second = done > 0 && seconds > 0 ? done / seconds : 0;
-      LOG(INFO) << "Iteration " << iter_ << " (" << per_second << " iter/s, " << seconds << "s/"
-                << param_.display() << " iters), loss = " << smoothed_loss_;
-      const auto& outputs = net_->output_blobs();
-      int score_index = 0;
-      for (size_t j = 0; j < outputs.size(); ++j) {
-        const Dtype* values = outputs[j]->cpu_data();
-        const std::string& name = net_->blob_names()[net_->output_blob_indices()[j]];
-        const Dtype weight = net_->blob_loss_weights()[net_->output_blob_indices()[j]];
-        for (int k = 0; k < outputs[j]->count(); ++k) {
-          std::ostringstream loss_msg;
-          if (weight) loss_msg << " (* " << weight << " = " << weight * values[k] << " loss)";
-          LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = "
-                    << values[k] << loss_msg.str();
-        }
-      }
-      if (per_second > 0 && param_.max_iter() > iter_) {
-        const int eta = static_cast<int>((param_.max_iter() - iter_) / per_second);
-        char eta_text[32];
-        std::snprintf(eta_text, sizeof(eta_text), "%d:%02d:%02d", eta / 3600, eta / 60 % 60,
-                      eta % 60);
-        // Every solver trains on its own batch.
-        LOG(INFO) << "    " << per_second * batch * param_.iter_size() * Context::solver_count()
-                  << " images/s, ETA " << eta_text;
-      }
-      display_timer.Start();
-      display_start_iter = iter_;
-    }
-    for (auto& callback : on_gradients_ready_) callback();
-    ApplyUpdate();
-    ++iter_;
-    const SolverAction action = RequestedAction();
-    if (Context::root_solver() && ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
-                                   action == SolverAction::SNAPSHOT)) {
-      Snapshot();
-    }
-    if (action == SolverAction::STOP) {
-      requested_early_exit_ = true;
-      break;
-    }
+void Solver<Dtype>::AdvanceLearningRateStep() {
+  while (param_.lr_policy() == "multistep" && current_step_ < param_.stepvalue_size() &&
+         iter_ >= param_.stepvalue(current_step_)) {
+    ++current_step_;
   }
+}
+
+template <typename Dtype>
+bool Solver<Dtype>::TestIfDue() {
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+      (iter_ > 0 || param_.test_initialization()) && Context::is_rank_zero()) {
+    TestAll();
+    return requested_early_exit_;
+  }
+  return false;
+}
+
+template <typename Dtype>
+bool Solver<Dtype>::HandleAction(SolverAction action) {
+  if (Context::is_rank_zero() && ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+                                  action == SolverAction::SNAPSHOT)) {
+    Snapshot();
+  }
+  if (action != SolverAction::STOP) return false;
+  requested_early_exit_ = true;
+  return true;
 }
 
 template <typename Dtype>
@@ -220,7 +189,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   }
   Step(param_.max_iter() - iter_);
   // Only the root solver keeps the work and reports.
-  if (!Context::root_solver()) return;
+  if (!Context::is_rank_zero()) return;
   if (requested_early_exit_) {
     // Stopped by a signal: keep the work, then leave.
     Snapshot();
@@ -233,8 +202,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   if (param_.display() && iter_ % param_.display() == 0) {
     Dtype loss;
     net_->Forward(&loss);
-    UpdateSmoothedLoss(loss, 0, param_.average_loss());
-    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+    reporter_.Finished(iter_, loss);
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
   LOG(INFO) << "Optimization Done.";
@@ -251,7 +219,7 @@ template <typename Dtype>
 void Solver<Dtype>::Test(int test_net_id) {
   LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
   Net<Dtype>* test_net = test_nets_[test_net_id].get();
-  std::vector<Dtype> scores;
+  OutputMeans<Dtype> means;
   Dtype loss = 0;
   for (int i = 0; i < param_.test_iter(test_net_id); ++i) {
     if (RequestedAction() == SolverAction::STOP) {
@@ -260,32 +228,14 @@ void Solver<Dtype>::Test(int test_net_id) {
       return;
     }
     Dtype iter_loss;
-    const auto& result = test_net->Forward(&iter_loss);
+    test_net->Forward(&iter_loss);
     if (param_.test_compute_loss()) loss += iter_loss;
-    size_t index = 0;
-    for (Blob<Dtype>* blob : result) {
-      for (int k = 0; k < blob->count(); ++k, ++index) {
-        if (scores.size() <= index) scores.push_back(0);
-        scores[index] += blob->cpu_data()[k];
-      }
-    }
+    means.Add(*test_net);
   }
   if (param_.test_compute_loss()) {
     LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
   }
-  size_t index = 0;
-  for (size_t j = 0; j < test_net->output_blobs().size(); ++j) {
-    const int blob_id = test_net->output_blob_indices()[j];
-    const std::string& name = test_net->blob_names()[blob_id];
-    const Dtype weight = test_net->blob_loss_weights()[blob_id];
-    for (int k = 0; k < test_net->output_blobs()[j]->count(); ++k, ++index) {
-      const Dtype mean = scores[index] / param_.test_iter(test_net_id);
-      std::ostringstream loss_msg;
-      if (weight) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
-      LOG(INFO) << "    Test net output #" << index << ": " << name << " = " << mean
-                << loss_msg.str();
-    }
-  }
+  means.Report(*test_net, "Test net output", LogInfoSink());
 }
 
 template <typename Dtype>
@@ -295,7 +245,7 @@ std::string Solver<Dtype>::SnapshotFilename(const std::string& extension) const 
 
 template <typename Dtype>
 void Solver<Dtype>::Snapshot() {
-  CHECK(Context::root_solver());
+  CHECK(Context::is_rank_zero());
   const bool hdf5 = param_.snapshot_format() == SolverParameter::HDF5;
   std::string model_filename;
   if (hdf5) {
@@ -315,13 +265,7 @@ void Solver<Dtype>::Snapshot() {
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
   state.set_rng_state(Context::rng().State());
-  for (const auto* net : AllNets()) {
-    for (const auto& layer : net->layers()) {
-      if (const auto* data = dynamic_cast<const DataLayer<Dtype>*>(layer.get())) {
-        *state.add_data_position() = data->ResumePosition();
-      }
-    }
-  }
+  for (const auto* net : AllNets()) net->AppendResumeState(&state);
   const std::string state_filename = SnapshotFilename(hdf5 ? ".solverstate.h5" : ".solverstate");
   if (hdf5) {
     LOG(INFO) << "Snapshotting solver state to HDF5 file " << state_filename;
@@ -349,21 +293,15 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
   }
   iter_ = state.iter();
   current_step_ = state.current_step();
-  if (state.data_position_size() > 0) {
+  if (state.data_position_size() > 0 || state.hdf5_data_position_size() > 0) {
     // Rebuild the nets exactly as the constructor did (same seed, same
-    // draws), their readers starting where the saved run stood.
-    LOG(INFO) << "Rebuilding the nets to resume their data readers";
+    // draws), their data layers starting where the saved run stood.
+    LOG(INFO) << "Rebuilding the nets to resume their data layers";
     net_.reset();
     test_nets_.clear();
-    DataReader::SetStartPositions(
-        std::vector<DataReaderPosition>(state.data_position().begin(), state.data_position().end()));
-    try {
-      BuildNets();
-    } catch (...) {
-      DataReader::ClearStartPositions();
-      throw;
-    }
-    DataReader::ClearStartPositions();
+    resume_state_.reset(new SolverState(state));
+    resume_state_->clear_history();  // the nets need the positions only
+    BuildNets();
   }
   if (state.has_learned_net()) {
     // A relative learned_net is looked for beside the state file first.

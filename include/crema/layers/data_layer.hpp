@@ -30,6 +30,9 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   // Where a resumed run must start this layer's reader so that it serves
   // next what this layer would have served next.
   DataReaderPosition ResumePosition() const;
+  // The position goes into the state's data_position, keyed by the reader.
+  void AppendResumeState(SolverState* state) const override;
+  void RestoreResumeState(const SolverState& state) override;
 
  protected:
   void load_batch(Batch<Dtype>* batch) override;
@@ -39,6 +42,8 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   Datum* NextRecord();
 
   std::unique_ptr<DataReader> reader_;
+  // A resumed run's start, taken from the solver state before SetUp.
+  std::unique_ptr<DataReaderPosition> resume_start_;
   // Each batch's random transformations (mirror, crop) are drawn from a
   // generator seeded by this and the batch's number, so a resumed run
   // transforms batch k exactly as the uninterrupted run did.

@@ -25,6 +25,9 @@ class HDF5DataLayer : public Layer<Dtype> {
   int ExactNumBottomBlobs() const override { return 0; }
   int MinTopBlobs() const override { return 1; }
   bool ShareInParallel() const override { return true; }
+  // The file order, the file being read, its row order and the next row.
+  void AppendResumeState(SolverState* state) const override;
+  void RestoreResumeState(const SolverState& state) override;
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -35,6 +38,10 @@ class HDF5DataLayer : public Layer<Dtype> {
   // Loads every top's dataset from one file; all must have the same rows.
   void LoadFile(const std::string& filename);
   void Shuffle(std::vector<unsigned>* order);
+  // The key of this layer's entry in a solver state: name, file list, phase.
+  std::string ResumeKey() const;
+  // Continues where a saved run stood (resume_ from RestoreResumeState).
+  void ApplyResumePosition();
 
   std::vector<std::string> files_;
   std::vector<unsigned> file_order_;
@@ -42,6 +49,7 @@ class HDF5DataLayer : public Layer<Dtype> {
   std::vector<std::unique_ptr<Blob<Dtype>>> file_blobs_;
   std::vector<unsigned> row_order_;
   unsigned current_row_ = 0;
+  std::unique_ptr<HDF5DataPosition> resume_;
 };
 
 }  // namespace crema

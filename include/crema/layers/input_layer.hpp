@@ -24,6 +24,7 @@ class InputLayer : public Layer<Dtype> {
   const char* type() const override { return "Input"; }
   int ExactNumBottomBlobs() const override { return 0; }
   int MinTopBlobs() const override { return 1; }
+  bool ProvidesNetInputs() const override { return true; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,

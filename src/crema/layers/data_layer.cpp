@@ -26,7 +26,7 @@ Datum* DataLayer<Dtype>::NextRecord() {
 template <typename Dtype>
 void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                       const std::vector<Blob<Dtype>*>& top) {
-  reader_.reset(new DataReader(this->layer_param_));
+  reader_.reset(new DataReader(this->layer_param_, resume_start_.get()));
   const uint64_t high = Context::rng()();
   transform_seed_ = (high << 32) | Context::rng()();
   this->batches_served_ = reader_->start_batches();
@@ -44,7 +44,7 @@ void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   shape[0] = batch_size;
   top[0]->Reshape(shape);
   for (auto& batch : this->prefetch_) batch->data_.Reshape(shape);
-  LOG_IF(INFO, Context::root_solver())
+  LOG_IF(INFO, Context::is_rank_zero())
       << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << ","
       << shape[3];
   if (this->output_labels_) {
@@ -92,6 +92,19 @@ DataReaderPosition DataLayer<Dtype>::ResumePosition() const {
   position.set_position(reader_->start_position() + consumed * reader_->solver_count());
   position.set_batches(this->batches_served_);
   return position;
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::AppendResumeState(SolverState* state) const {
+  *state->add_data_position() = ResumePosition();
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::RestoreResumeState(const SolverState& state) {
+  const std::string key = DataReader::Key(this->layer_param_);
+  for (const DataReaderPosition& position : state.data_position()) {
+    if (position.key() == key) resume_start_.reset(new DataReaderPosition(position));
+  }
 }
 
 INSTANTIATE_CLASS(DataLayer);

@@ -29,6 +29,7 @@ void HDF5DataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   if (param.shuffle()) Shuffle(&file_order_);
   current_file_ = 0;
   LoadFile(files_[file_order_[0]]);
+  if (resume_) ApplyResumePosition();
   const int batch = static_cast<int>(param.batch_size());
   for (size_t i = 0; i < top.size(); ++i) {
     std::vector<int> shape = file_blobs_[i]->shape();
@@ -104,6 +105,61 @@ void HDF5DataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
     }
     ++current_row_;
   }
+}
+
+template <typename Dtype>
+std::string HDF5DataLayer<Dtype>::ResumeKey() const {
+  return this->layer_param_.name() + ":" + this->layer_param_.hdf5_data_param().source() + ":" +
+         (this->layer_param_.phase() == TRAIN ? "TRAIN" : "TEST");
+}
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::AppendResumeState(SolverState* state) const {
+  HDF5DataPosition* position = state->add_hdf5_data_position();
+  position->set_key(ResumeKey());
+  for (unsigned file : file_order_) position->add_file_order(file);
+  position->set_current_file(current_file_);
+  for (unsigned row : row_order_) position->add_row_order(row);
+  position->set_current_row(current_row_);
+}
+
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::RestoreResumeState(const SolverState& state) {
+  const std::string key = ResumeKey();
+  for (const HDF5DataPosition& position : state.hdf5_data_position()) {
+    if (position.key() == key) resume_.reset(new HDF5DataPosition(position));
+  }
+}
+
+// Orders must be permutations of what the files hold now: a changed file
+// list or file is reported, not read from a wrong place.
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::ApplyResumePosition() {
+  const HDF5DataPosition& saved = *resume_;
+  const auto is_permutation = [](const auto& order, size_t size) {
+    std::vector<bool> seen(size, false);
+    for (unsigned i : order) {
+      if (i >= size || seen[i]) return false;
+      seen[i] = true;
+    }
+    return order.size() == static_cast<int>(size);
+  };
+  CREMA_LAYER_REQUIRE(is_permutation(saved.file_order(), files_.size()) &&
+                          saved.current_file() < files_.size(),
+                      "the solver state's position does not fit the "
+                          << files_.size() << " files of " << this->layer_param_.hdf5_data_param().source()
+                          << " (was the file list changed?)");
+  file_order_.assign(saved.file_order().begin(), saved.file_order().end());
+  current_file_ = saved.current_file();
+  const std::string& file = files_[file_order_[current_file_]];
+  LoadFile(file);
+  CREMA_LAYER_REQUIRE(is_permutation(saved.row_order(), row_order_.size()) &&
+                          saved.current_row() <= row_order_.size(),
+                      "the solver state's position does not fit the " << row_order_.size()
+                          << " rows of " << file << " (was the file changed?)");
+  row_order_.assign(saved.row_order().begin(), saved.row_order().end());
+  current_row_ = saved.current_row();
+  resume_.reset();
 }
 
 INSTANTIATE_CLASS(HDF5DataLayer);

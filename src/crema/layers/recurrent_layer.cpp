@@ -6,20 +6,6 @@ namespace crema {
 
 namespace {
 
-// Net::Init logs every layer at INFO on the root solver. The unrolled net
-// has T copies of each step and is no part of the user's net, so its
-// construction logs only when VLOG(1) is on.
-class UnrolledNetLogGuard {
- public:
-  UnrolledNetLogGuard() : was_root_solver_(Context::root_solver()) {
-    if (!VLOG_IS_ON(1)) Context::set_root_solver(false);
-  }
-  ~UnrolledNetLogGuard() { Context::set_root_solver(was_root_solver_); }
-
- private:
-  bool was_root_solver_;
-};
-
 BlobShape ToBlobShape(const std::vector<int>& dims) {
   BlobShape shape;
   for (int dim : dims) shape.add_dim(dim);
@@ -290,10 +276,11 @@ void RecurrentLayer<Dtype>::BuildUnrolledNet(const std::vector<Blob<Dtype>*>& bo
   VLOG(1) << "Layer '" << this->layer_param_.name() << "' (" << this->type() << ") unrolled over "
           << num_timesteps_ << " steps:\n"
           << net_param.DebugString();
-  {
-    UnrolledNetLogGuard quiet;
-    unrolled_net_.reset(new Net<Dtype>(net_param));
-  }
+  // The unrolled net has T copies of each step and is no part of the user's
+  // net: its construction logs only when VLOG(1) is on.
+  NetOptions<Dtype> options;
+  options.log = VLOG_IS_ON(1);
+  unrolled_net_.reset(new Net<Dtype>(net_param, options));
   const Net<Dtype>& net = *unrolled_net_;
   x_input_ = RequireBlob(net, "x");
   cont_input_ = RequireBlob(net, "cont");

@@ -218,6 +218,13 @@ std::string ReadString(hid_t file, const char* name, const std::string& where) {
   return value;
 }
 
+// Leaves only Crema's fields (10000 and up) of a solver state.
+void ClearCaffeFields(SolverState* state) {
+  state->clear_iter();
+  state->clear_learned_net();
+  state->clear_history();
+  state->clear_current_step();
+}
 }  // namespace
 
 void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state) {
@@ -248,9 +255,10 @@ void WriteSolverStateToHDF5(const std::string& filename, const SolverState& stat
                         H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
                     temporary << ": cannot write history blob " << i);
     }
-    SolverState resume;
-    resume.set_rng_state(state.rng_state());
-    resume.mutable_data_position()->CopyFrom(state.data_position());
+    // Crema's own fields (the generator, the data layers' positions) ride
+    // in one serialised SolverState beside Caffe's layout.
+    SolverState resume(state);
+    ClearCaffeFields(&resume);
     WriteString(file.get(), "crema_resume", resume.SerializeAsString(), temporary);
     H5Fflush(file.get(), H5F_SCOPE_GLOBAL);
   }
@@ -306,8 +314,8 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
     SolverState resume;
     CREMA_REQUIRE(resume.ParseFromString(ReadString(file.get(), "crema_resume", filename)),
                   filename << ": dataset 'crema_resume' is not a serialised SolverState");
-    state->set_rng_state(resume.rng_state());
-    state->mutable_data_position()->CopyFrom(resume.data_position());
+    ClearCaffeFields(&resume);
+    state->MergeFrom(resume);
   }
 }
 

@@ -1,0 +1,102 @@
+// What training and testing print, in one place. TrainingReporter smooths
+// the training loss and, every `display` iterations, prints the iteration,
+// its rate (iterations and images per second), the time left and the
+// training net's outputs. OutputMeans sums a net's outputs over test batches
+// and prints their means. Both print an output the same way:
+//   "    <label> #k: <blob> = <value> (* <loss weight> = <weighted> loss)".
+// The clock and the line sink are explicit, so that a test drives the time
+// and reads the lines.
+#ifndef CREMA_REPORTER_HPP_
+#define CREMA_REPORTER_HPP_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "crema/net.hpp"
+
+namespace crema {
+
+// Seconds since a fixed point; only differences are used.
+using Clock = std::function<double()>;
+// The monotonic wall clock.
+Clock SteadyClock();
+// Receives each printed line.
+using LineSink = std::function<void(const std::string&)>;
+// Writes each line to the INFO log.
+LineSink LogInfoSink();
+
+// Prints one line per output value of `net`: values holds them in output
+// order (as OutputValues gives them). An empty label prints
+// "<blob> = <value>..." without the "<label> #k:" prefix (crema test's
+// summary, as in Caffe).
+template <typename Dtype>
+void ReportOutputs(const Net<Dtype>& net, const std::vector<Dtype>& values,
+                   const std::string& label, const LineSink& sink);
+
+// Every value of the net's outputs, in output order.
+template <typename Dtype>
+std::vector<Dtype> OutputValues(const Net<Dtype>& net);
+
+template <typename Dtype>
+class TrainingReporter {
+ public:
+  // solver_count: every solver trains on its own batch, so the images per
+  // iteration are the net's batch x iter_size x solver_count. print: false
+  // for all solvers but rank 0 (they still smooth their loss).
+  TrainingReporter(const SolverParameter& param, int solver_count, bool print,
+                   Clock clock = SteadyClock(), LineSink sink = LogInfoSink());
+
+  // A run of iterations starts at `iter`: the smoothing and the rate restart.
+  void Start(int iter);
+  // Iteration `iter` has run its forward and backward passes with this mean
+  // loss; at a display iteration, prints.
+  void Iterated(int iter, Dtype loss, const Net<Dtype>& net);
+  // After the last iteration: a forward pass's loss, printed as
+  // "Iteration <iter>, loss = <smoothed>".
+  void Finished(int iter, Dtype loss);
+
+  Dtype smoothed_loss() const { return smoothed_loss_; }
+
+ private:
+  // Averages the last average_loss losses; slot is where this one goes.
+  void Smooth(Dtype loss, int slot);
+  void Print(int iter, const Net<Dtype>& net);
+
+  // From the solver's parameters: how often to print, over how many
+  // iterations the loss is averaged, where training ends (for the time
+  // left), the batches each iteration accumulates.
+  const int display_;
+  const int average_loss_;
+  const int max_iter_;
+  const int iter_size_;
+  const int solver_count_;
+  const bool print_;
+  const Clock clock_;
+  const LineSink sink_;
+  int start_iter_ = 0;
+  std::vector<Dtype> losses_;
+  Dtype smoothed_loss_ = 0;
+  // Since the last display: when it was, its iteration, the images trained.
+  double last_display_time_ = 0;
+  int last_display_iter_ = 0;
+  double images_ = 0;
+};
+
+// Sums a net's outputs over batches; prints their means.
+template <typename Dtype>
+class OutputMeans {
+ public:
+  void Add(const Net<Dtype>& net);
+  int batches() const { return batches_; }
+  std::vector<Dtype> Means() const;
+  void Report(const Net<Dtype>& net, const std::string& label, const LineSink& sink) const;
+
+ private:
+  std::vector<Dtype> sums_;
+  int batches_ = 0;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_REPORTER_HPP_
