@@ -14,9 +14,10 @@
 #include "crema/layer_factory.hpp"
 #include "crema/proto/crema.pb.h"
 #include "crema/util/math_functions.hpp"
-#include "crema/util/turnstile.hpp"
 
 namespace crema {
+
+class Turnstile;
 
 // Throws a user error whose message names the layer and its type:
 //   CREMA_LAYER_REQUIRE(stride > 0, "stride must be positive, got " << stride);
@@ -49,7 +50,7 @@ class Layer {
   // Takes the layer's configuration and, if it carries blobs (trained
   // weights), copies them in.
   explicit Layer(const LayerParameter& param);
-  virtual ~Layer() = default;
+  virtual ~Layer();
 
   // Checks the blob counts, runs the layer's own set-up, shapes the tops and
   // sets the loss weights. Wrong bottoms or parameters are user errors (Error)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "crema/util/turnstile.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -15,6 +17,10 @@ Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
     }
   }
 }
+
+// Here, where Turnstile is complete.
+template <typename Dtype>
+Layer<Dtype>::~Layer() = default;
 
 template <typename Dtype>
 void Layer<Dtype>::SetUp(const std::vector<Blob<Dtype>*>& bottom,

@@ -2,9 +2,19 @@
 
 #include <cmath>
 
+#include "crema/sgd_update_gpu.hpp"
 #include "crema/util/io.hpp"
 
 namespace crema {
+
+// In GPU mode the net keeps parameters and gradients on the device, so each
+// step of the update runs there too, history included: nothing goes through
+// host memory. A CPU-only build has no device bodies to call.
+#ifndef CPU_ONLY
+#define CREMA_SOLVER_GPU(call) call
+#else
+#define CREMA_SOLVER_GPU(call) NO_GPU
+#endif
 
 template <typename Dtype>
 SGDSolver<Dtype>::SGDSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
@@ -36,7 +46,9 @@ void SGDSolver<Dtype>::ApplyUpdate() {
   this->net_->Update();
 }
 
-// iter_size passes accumulated their gradients: average them.
+// iter_size passes accumulated their gradients: average them. scale_diff
+// (like sumsq_diff in ClipGradients) works where the gradient's newest copy
+// is, so in GPU mode it stays on the device.
 template <typename Dtype>
 void SGDSolver<Dtype>::Normalize(int param_id) {
   if (this->param_.iter_size() == 1) return;
@@ -50,8 +62,13 @@ void SGDSolver<Dtype>::Regularize(int param_id) {
   if (decay == 0) return;
   const std::string& type = this->param_.regularization_type();
   const int n = param->count();
-  if (type == "L2") {
+  const bool on_gpu = Context::mode() == Context::GPU;
+  if (type == "L2" && on_gpu) {
+    CREMA_SOLVER_GPU(gpu_axpy(n, decay, param->gpu_data(), param->mutable_gpu_diff()));
+  } else if (type == "L2") {
     cpu_axpy(n, decay, param->cpu_data(), param->mutable_cpu_diff());
+  } else if (type == "L1" && on_gpu) {
+    CREMA_SOLVER_GPU(l1_regularize_gpu(n, decay, param->gpu_data(), param->mutable_gpu_diff()));
   } else if (type == "L1") {
     const Dtype* data = param->cpu_data();
     Dtype* diff = param->mutable_cpu_diff();
@@ -82,8 +99,14 @@ void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
   const int n = param->count();
+  const Dtype momentum = this->param_.momentum();
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(sgd_update_gpu(n, param->mutable_gpu_diff(),
+                                    history_[param_id]->mutable_gpu_data(), momentum, local_rate));
+    return;
+  }
   Dtype* history = history_[param_id]->mutable_cpu_data();
-  cpu_axpby(n, local_rate, param->cpu_diff(), Dtype(this->param_.momentum()), history);
+  cpu_axpby(n, local_rate, param->cpu_diff(), momentum, history);
   cpu_copy(n, history, param->mutable_cpu_diff());
 }
 
@@ -117,6 +140,12 @@ void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
   const Dtype momentum = this->param_.momentum();
   const int n = param->count();
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(nesterov_update_gpu(n, param->mutable_gpu_diff(),
+                                         this->history_[param_id]->mutable_gpu_data(), momentum,
+                                         local_rate));
+    return;
+  }
   Dtype* history = this->history_[param_id]->mutable_cpu_data();
   Dtype* diff = param->mutable_cpu_diff();
   for (int i = 0; i < n; ++i) {
@@ -138,6 +167,12 @@ void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
   const Dtype delta = this->param_.delta();
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(adagrad_update_gpu(param->count(), param->mutable_gpu_diff(),
+                                        this->history_[param_id]->mutable_gpu_data(), delta,
+                                        local_rate));
+    return;
+  }
   Dtype* history = this->history_[param_id]->mutable_cpu_data();
   Dtype* diff = param->mutable_cpu_diff();
   for (int i = 0; i < param->count(); ++i) {
@@ -160,6 +195,12 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
   const Dtype delta = this->param_.delta(), decay = this->param_.rms_decay();
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(rmsprop_update_gpu(param->count(), param->mutable_gpu_diff(),
+                                        this->history_[param_id]->mutable_gpu_data(), decay, delta,
+                                        local_rate));
+    return;
+  }
   Dtype* history = this->history_[param_id]->mutable_cpu_data();
   Dtype* diff = param->mutable_cpu_diff();
   for (int i = 0; i < param->count(); ++i) {
@@ -182,6 +223,12 @@ void AdaDeltaSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const size_t num_params = this->net_->learnable_params().size();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
   const Dtype delta = this->param_.delta(), momentum = this->param_.momentum();
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(adadelta_update_gpu(
+        param->count(), param->mutable_gpu_diff(), this->history_[param_id]->mutable_gpu_data(),
+        this->history_[num_params + param_id]->mutable_gpu_data(), momentum, delta, local_rate));
+    return;
+  }
   Dtype* gradients = this->history_[param_id]->mutable_cpu_data();
   Dtype* updates = this->history_[num_params + param_id]->mutable_cpu_data();
   Dtype* diff = param->mutable_cpu_diff();
@@ -211,6 +258,13 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const int t = this->iter_ + 1;
   const Dtype correction = std::sqrt(Dtype(1) - std::pow(beta2, Dtype(t))) /
                            (Dtype(1) - std::pow(beta1, Dtype(t)));
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(adam_update_gpu(param->count(), param->mutable_gpu_diff(),
+                                     this->history_[param_id]->mutable_gpu_data(),
+                                     this->history_[num_params + param_id]->mutable_gpu_data(),
+                                     beta1, beta2, eps, local_rate * correction));
+    return;
+  }
   Dtype* m = this->history_[param_id]->mutable_cpu_data();
   Dtype* v = this->history_[num_params + param_id]->mutable_cpu_data();
   Dtype* diff = param->mutable_cpu_diff();
@@ -242,8 +296,10 @@ INSTANTIATE_CLASS(RMSPropSolver);
 INSTANTIATE_CLASS(AdaDeltaSolver);
 INSTANTIATE_CLASS(AdamSolver);
 template std::unique_ptr<Solver<float>> CreateSolver<float>(const SolverParameter&,
-                                                            const Solver<float>*);
+                                                            const Net<float>*);
 template std::unique_ptr<Solver<double>> CreateSolver<double>(const SolverParameter&,
-                                                              const Solver<double>*);
+                                                              const Net<double>*);
+
+#undef CREMA_SOLVER_GPU
 
 }  // namespace crema
