@@ -174,7 +174,15 @@ class Net {
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
                    std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
-  void DecideBackward(const NetParameter& param, const std::set<std::string>& available_blobs);
+  void AppendOwnedParam(const ParamSpec& spec, int net_param_id);
+  void AppendSharedParam(const ParamSpec& spec, int layer_id, int param_id);
+  static void MergeMultiplier(float value, const std::string& param_name, const char* field,
+                              std::vector<bool>* has_values, std::vector<float>* values,
+                              int learnable_id);
+  void DecideBackward(bool force_backward);
+  void MarkNeedFromBelow();
+  void PruneWhatReachesNoLoss();
+  void ForceBackward();
 
   std::string name_;
   Phase phase_ = TRAIN;

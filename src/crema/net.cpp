@@ -49,7 +49,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
     AddLayer(param, layer_id, options, &wiring);
   }
-  DecideBackward(param, wiring.available_blobs);
+  DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
   LOG_IF(INFO, log_) << "Network initialization done.";
@@ -255,79 +255,105 @@ int Net<Dtype>::AppendBottom(const NetParameter& param, int layer_id, int bottom
 template <typename Dtype>
 void Net<Dtype>::AppendParam(const NetParameter& param, int layer_id, int param_id) {
   const LayerParameter& layer_param = layers_[layer_id]->layer_param();
-  const int param_size = layer_param.param_size();
-  const std::string param_name = param_id < param_size ? layer_param.param(param_id).name() : "";
-  if (!param_name.empty()) {
-    param_display_names_.push_back(param_name);
-  } else {
-    param_display_names_.push_back(std::to_string(param_id));
-  }
+  const bool has_spec = param_id < layer_param.param_size();
+  const ParamSpec spec = has_spec ? layer_param.param(param_id) : ParamSpec();
+  param_display_names_.push_back(spec.name().empty() ? std::to_string(param_id) : spec.name());
   const int net_param_id = static_cast<int>(params_.size());
   params_.push_back(layers_[layer_id]->blobs()[param_id]);
   param_id_vecs_[layer_id].push_back(net_param_id);
   param_layer_indices_.push_back({layer_id, param_id});
-  ParamSpec default_spec;
-  const ParamSpec* spec = param_id < param_size ? &layer_param.param(param_id) : &default_spec;
-  if (param_name.empty() || !param_names_index_.count(param_name)) {
-    // This layer owns the parameter.
-    param_owners_.push_back(-1);
-    if (!param_name.empty()) param_names_index_[param_name] = net_param_id;
-    const int learnable_id = static_cast<int>(learnable_params_.size());
-    learnable_params_.push_back(params_[net_param_id].get());
-    learnable_param_ids_.push_back(learnable_id);
-    has_params_lr_.push_back(spec->has_lr_mult());
-    has_params_decay_.push_back(spec->has_decay_mult());
-    params_lr_.push_back(spec->lr_mult());
-    params_weight_decay_.push_back(spec->decay_mult());
-    return;
+  if (spec.name().empty() || !param_names_index_.count(spec.name())) {
+    AppendOwnedParam(spec, net_param_id);
+  } else {
+    AppendSharedParam(spec, layer_id, param_id);
   }
-  // Another layer owns it: the shapes must agree, and so must the multipliers.
-  const int owner_net_id = param_names_index_[param_name];
+}
+
+// This layer owns the parameter: it is learnable, with its multipliers.
+template <typename Dtype>
+void Net<Dtype>::AppendOwnedParam(const ParamSpec& spec, int net_param_id) {
+  param_owners_.push_back(-1);
+  if (!spec.name().empty()) param_names_index_[spec.name()] = net_param_id;
+  learnable_param_ids_.push_back(static_cast<int>(learnable_params_.size()));
+  learnable_params_.push_back(params_[net_param_id].get());
+  has_params_lr_.push_back(spec.has_lr_mult());
+  has_params_decay_.push_back(spec.has_decay_mult());
+  params_lr_.push_back(spec.lr_mult());
+  params_weight_decay_.push_back(spec.decay_mult());
+}
+
+// Another layer owns the parameter (same name): the shapes must agree, and
+// so must the multipliers both give.
+template <typename Dtype>
+void Net<Dtype>::AppendSharedParam(const ParamSpec& spec, int layer_id, int param_id) {
+  const std::string& name = spec.name();
+  const int owner_net_id = param_names_index_[name];
   param_owners_.push_back(owner_net_id);
   const std::pair<int, int>& owner_index = param_layer_indices_[owner_net_id];
-  const Blob<Dtype>* this_blob = layers_[layer_id]->blobs()[param_id].get();
+  const Blob<Dtype>* blob = layers_[layer_id]->blobs()[param_id].get();
   const Blob<Dtype>* owner_blob = layers_[owner_index.first]->blobs()[owner_index.second].get();
-  const bool permissive = spec->share_mode() == ParamSpec::PERMISSIVE;
-  if (permissive) {
-    CREMA_REQUIRE(this_blob->count() == owner_blob->count(),
-                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << param_name
-                            << "' has " << this_blob->count() << " values, its owner layer '"
-                            << layer_names_[owner_index.first] << "' has " << owner_blob->count());
+  const std::string& owner_layer = layer_names_[owner_index.first];
+  if (spec.share_mode() == ParamSpec::PERMISSIVE) {
+    CREMA_REQUIRE(blob->count() == owner_blob->count(),
+                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << name
+                            << "' has " << blob->count() << " values, its owner layer '"
+                            << owner_layer << "' has " << owner_blob->count());
   } else {
-    CREMA_REQUIRE(this_blob->shape() == owner_blob->shape(),
-                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << param_name
-                            << "' has shape " << this_blob->shape_string() << ", its owner layer '"
-                            << layer_names_[owner_index.first] << "' has "
-                            << owner_blob->shape_string()
+    CREMA_REQUIRE(blob->shape() == owner_blob->shape(),
+                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << name
+                            << "' has shape " << blob->shape_string() << ", its owner layer '"
+                            << owner_layer << "' has " << owner_blob->shape_string()
                             << " (use share_mode PERMISSIVE to match counts only)");
   }
   const int learnable_id = learnable_param_ids_[owner_net_id];
   learnable_param_ids_.push_back(learnable_id);
-  if (spec->has_lr_mult()) {
-    if (has_params_lr_[learnable_id]) {
-      CREMA_REQUIRE(spec->lr_mult() == params_lr_[learnable_id],
-                    "shared parameter '" << param_name << "' has conflicting lr_mult values");
-    } else {
-      has_params_lr_[learnable_id] = true;
-      params_lr_[learnable_id] = spec->lr_mult();
-    }
+  if (spec.has_lr_mult()) {
+    MergeMultiplier(spec.lr_mult(), name, "lr_mult", &has_params_lr_, &params_lr_, learnable_id);
   }
-  if (spec->has_decay_mult()) {
-    if (has_params_decay_[learnable_id]) {
-      CREMA_REQUIRE(spec->decay_mult() == params_weight_decay_[learnable_id],
-                    "shared parameter '" << param_name << "' has conflicting decay_mult values");
-    } else {
-      has_params_decay_[learnable_id] = true;
-      params_weight_decay_[learnable_id] = spec->decay_mult();
+  if (spec.has_decay_mult()) {
+    MergeMultiplier(spec.decay_mult(), name, "decay_mult", &has_params_decay_,
+                    &params_weight_decay_, learnable_id);
+  }
+}
+
+// The first layer to give a shared parameter's multiplier sets it; another
+// layer may repeat it but not change it.
+template <typename Dtype>
+void Net<Dtype>::MergeMultiplier(float value, const std::string& param_name, const char* field,
+                                 std::vector<bool>* has_values, std::vector<float>* values,
+                                 int learnable_id) {
+  if ((*has_values)[learnable_id]) {
+    CREMA_REQUIRE(value == (*values)[learnable_id],
+                  "shared parameter '" << param_name << "' has conflicting " << field
+                                       << " values");
+    return;
+  }
+  (*has_values)[learnable_id] = true;
+  (*values)[learnable_id] = value;
+}
+
+// Decides which layers and blobs need gradients: those on a path from a
+// learnable parameter (or a forced input) to a loss; with force_backward,
+// every layer and every bottom that allows it.
+template <typename Dtype>
+void Net<Dtype>::DecideBackward(bool force_backward) {
+  MarkNeedFromBelow();
+  PruneWhatReachesNoLoss();
+  if (force_backward) ForceBackward();
+  if (log_) {
+    for (int layer_id = static_cast<int>(layers_.size()) - 1; layer_id >= 0; --layer_id) {
+      VLOG(1) << layer_names_[layer_id]
+              << (layer_need_backward_[layer_id] ? " needs backward computation."
+                                                 : " does not need backward computation.");
     }
   }
 }
 
-// Decides which layers and blobs need gradients: those on a path from a
-// learnable parameter (or a forced input) to a loss.
+// Forward over the layers: a layer needs backward when a parameter of its
+// own learns or a bottom's gradient is wanted (forced, or fed from a blob
+// that needs one); its tops then need gradients too.
 template <typename Dtype>
-void Net<Dtype>::DecideBackward(const NetParameter& param,
-                                const std::set<std::string>& available_blobs) {
+void Net<Dtype>::MarkNeedFromBelow() {
   const int num_layers = static_cast<int>(layers_.size());
   layer_need_backward_.assign(num_layers, false);
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
@@ -347,11 +373,16 @@ void Net<Dtype>::DecideBackward(const NetParameter& param,
     }
     layer_need_backward_[layer_id] = need_backward;
   }
-  // Walk back from the losses: a layer none of whose tops reaches a loss
-  // needs no backward, and neither do its bottoms.
+}
+
+// Walks back from the losses: a layer none of whose tops reaches a loss
+// needs no backward, and neither do its bottoms; nor does a layer whose
+// tops' gradients all go unused.
+template <typename Dtype>
+void Net<Dtype>::PruneWhatReachesNoLoss() {
   std::set<std::string> blobs_under_loss;
   std::set<std::string> blobs_skip_backward;
-  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+  for (int layer_id = static_cast<int>(layers_.size()) - 1; layer_id >= 0; --layer_id) {
     bool contributes_loss = false;
     bool skip_propagate_down = true;
     for (size_t t = 0; t < top_id_vecs_[layer_id].size(); ++t) {
@@ -378,26 +409,21 @@ void Net<Dtype>::DecideBackward(const NetParameter& param,
       if (!bottom_need_backward_[layer_id][b]) blobs_skip_backward.insert(blob_name);
     }
   }
-  if (param.force_backward()) {
-    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-      layer_need_backward_[layer_id] = true;
-      for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
-        bottom_need_backward_[layer_id][b] =
-            bottom_need_backward_[layer_id][b] ||
-            layers_[layer_id]->AllowForceBackward(static_cast<int>(b));
-        blob_need_backward_[bottom_id_vecs_[layer_id][b]] =
-            blob_need_backward_[bottom_id_vecs_[layer_id][b]] || bottom_need_backward_[layer_id][b];
-      }
-      for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
-        layers_[layer_id]->set_param_propagate_down(static_cast<int>(p), true);
-      }
+}
+
+template <typename Dtype>
+void Net<Dtype>::ForceBackward() {
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
+    layer_need_backward_[layer_id] = true;
+    for (size_t b = 0; b < bottom_id_vecs_[layer_id].size(); ++b) {
+      bottom_need_backward_[layer_id][b] =
+          bottom_need_backward_[layer_id][b] ||
+          layers_[layer_id]->AllowForceBackward(static_cast<int>(b));
+      blob_need_backward_[bottom_id_vecs_[layer_id][b]] =
+          blob_need_backward_[bottom_id_vecs_[layer_id][b]] || bottom_need_backward_[layer_id][b];
     }
-  }
-  if (log_) {
-    for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
-      VLOG(1) << layer_names_[layer_id]
-              << (layer_need_backward_[layer_id] ? " needs backward computation."
-                                                 : " does not need backward computation.");
+    for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
+      layers_[layer_id]->set_param_propagate_down(static_cast<int>(p), true);
     }
   }
 }
