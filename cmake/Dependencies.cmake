@@ -119,3 +119,30 @@ if(NOT CREMA_DNNL STREQUAL "OFF")
                    "(engines DNNL and DEFAULT fall back to them)")
   endif()
 endif()
+
+# CREMA_OPENCV: AUTO reads images (JPEG/PNG folders, encoded Datums) when
+# Debian's OpenCV core, imgproc and imgcodecs are installed, ON requires them,
+# OFF leaves images out (raw Datums only).
+set(CREMA_WITH_OPENCV OFF)
+if(NOT CREMA_OPENCV STREQUAL "OFF")
+  # Debian ships OpenCV's CMake package only with libopencv-dev, which pulls
+  # in every module (GUI included): the three libraries are found directly.
+  find_path(CREMA_OPENCV_INCLUDE opencv2/imgcodecs.hpp PATH_SUFFIXES opencv4)
+  find_library(CREMA_OPENCV_CORE opencv_core)
+  find_library(CREMA_OPENCV_IMGPROC opencv_imgproc)
+  find_library(CREMA_OPENCV_IMGCODECS opencv_imgcodecs)
+  if(CREMA_OPENCV_INCLUDE AND CREMA_OPENCV_CORE AND CREMA_OPENCV_IMGPROC AND
+     CREMA_OPENCV_IMGCODECS)
+    list(APPEND CREMA_DEPENDENCY_LIBS ${CREMA_OPENCV_IMGCODECS} ${CREMA_OPENCV_IMGPROC}
+                                      ${CREMA_OPENCV_CORE})
+    list(APPEND CREMA_DEFINITIONS CREMA_OPENCV)
+    include_directories(SYSTEM ${CREMA_OPENCV_INCLUDE})
+    set(CREMA_WITH_OPENCV ON)
+  elseif(CREMA_OPENCV STREQUAL "ON")
+    message(FATAL_ERROR "CREMA_OPENCV=ON but OpenCV was not found (apt-get install "
+                        "libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev)")
+  else()
+    message(STATUS "Crema: OpenCV not found: images (ImageData, WindowData, encoded Datums, "
+                   "convert_imageset, classify) are left out")
+  endif()
+endif()

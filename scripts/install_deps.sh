@@ -13,6 +13,7 @@ packages=(
   libhdf5-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libdnnl-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
   dataset-fashion-mnist

@@ -4,10 +4,14 @@
 
 #include <atomic>
 #include <boost/thread.hpp>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
+#include "crema/internal_thread.hpp"
 #include "crema/util/thread_pool.hpp"
+#include "eventually.hpp"
 
 namespace crema {
 namespace {
@@ -88,6 +92,39 @@ TEST(ThreadPoolTest, BudgetSizesTheGlobalPool) {
   EXPECT_EQ(ThreadPool::Global().num_workers(), 0);
   EXPECT_THROW(SetThreadBudget(0), Error);
   SetThreadBudget(saved);
+}
+
+// A thread stopped while the parts of its job still run on the workers waits
+// for them before it unwinds: they use its stack (the job, the counter).
+TEST(ThreadPoolTest, AThreadStoppedDuringAJobWaitsForItsParts) {
+  ThreadPool pool(2);
+  std::atomic<int> started{0}, finished{0};
+  class Runner : public InternalThread {
+   public:
+    Runner(ThreadPool* pool, std::atomic<int>* started, std::atomic<int>* finished)
+        : pool_(pool), started_(started), finished_(finished) {}
+    ~Runner() override { StopInternalThread(); }
+
+   protected:
+    void InternalThreadEntry() override {
+      // The caller's part (from 0) ends at once, so the caller waits for the
+      // workers' long parts (uninterruptible sleeps) when it is stopped.
+      pool_->ParallelFor(3, 1, [this](int64_t begin, int64_t) {
+        ++*started_;
+        if (begin > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ++*finished_;
+      });
+    }
+
+   private:
+    ThreadPool* pool_;
+    std::atomic<int>* started_;
+    std::atomic<int>* finished_;
+  } runner(&pool, &started, &finished);
+  runner.StartInternalThread();
+  ASSERT_TRUE(Eventually([&] { return started.load() == 3; }, "the three parts to start"));
+  runner.StopInternalThread();  // interrupts the runner while its parts run
+  EXPECT_EQ(finished.load(), 3);
 }
 
 TEST(ThreadPoolTest, BlockingCounterWaitsForAll) {

@@ -3,11 +3,17 @@
 // (a mean file or per-channel values) and scaling, in that order:
 //   out = (in - mean) * scale.
 // Random choices draw from the calling thread's generator (Context::rng()),
-// so each prefetch thread has its own reproducible stream.
+// so each prefetch thread has its own reproducible stream. In builds with
+// OpenCV, encoded records (JPEG/PNG) are decoded first: as stored, or as
+// colour (force_color) or grey (force_gray).
 #ifndef CREMA_DATA_TRANSFORMER_HPP_
 #define CREMA_DATA_TRANSFORMER_HPP_
 
 #include <vector>
+
+#ifdef CREMA_OPENCV
+#include <opencv2/core/core.hpp>
+#endif
 
 #include "crema/blob.hpp"
 #include "crema/common.hpp"
@@ -22,13 +28,18 @@ class DataTransformer {
   // file, or mean_file together with mean_value, is a user error.
   DataTransformer(const TransformationParameter& param, Phase phase);
 
-  // The shape a transformed datum takes: [1, channels, height', width'].
+  // The shape a transformed datum takes: [1, channels, height', width'] (an
+  // encoded one is decoded to know it).
   std::vector<int> InferBlobShape(const Datum& datum) const;
 
   // Writes one transformed datum into `out` (channels * height' * width'
-  // values). Raw uint8 or float data; an encoded (JPEG/PNG) datum is a user
-  // error in this build (no OpenCV).
+  // values). Raw uint8 or float data, or an encoded image in builds with
+  // OpenCV (without it, an encoded datum is a user error).
   void Transform(const Datum& datum, Dtype* out);
+  // The same into `out` of room for `capacity` values: a record that
+  // transforms to another size is a user error (a source's records share one
+  // shape). An encoded record is decoded once.
+  void Transform(const Datum& datum, Dtype* out, int capacity);
   // Into a blob of shape [1, C, H', W'] (or into item 0 of a larger blob).
   void Transform(const Datum& datum, Blob<Dtype>* transformed);
   // A batch of datums into a blob of shape [N, C, H', W'].
@@ -37,6 +48,13 @@ class DataTransformer {
   void Transform(Blob<Dtype>* input, Blob<Dtype>* transformed);
   // Raw arrays: `in` holds channels x height x width values.
   void Transform(const Dtype* in, int channels, int height, int width, Dtype* out);
+
+#ifdef CREMA_OPENCV
+  // An 8-bit image (1 or 3 channels, OpenCV's interleaved BGR) into `out`.
+  void Transform(const cv::Mat& image, Dtype* out);
+  // The shape an image transforms to: [1, channels, height', width'].
+  std::vector<int> InferBlobShape(const cv::Mat& image) const;
+#endif
 
   const TransformationParameter& param() const { return param_; }
 
@@ -52,6 +70,9 @@ class DataTransformer {
   template <typename Source>
   void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);
   int Rand(int n);
+#ifdef CREMA_OPENCV
+  cv::Mat Decode(const Datum& datum) const;
+#endif
 
   TransformationParameter param_;
   Phase phase_;

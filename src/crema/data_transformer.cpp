@@ -2,6 +2,10 @@
 
 #include "crema/util/io.hpp"
 
+#ifdef CREMA_OPENCV
+#include "crema/util/image_io.hpp"
+#endif
+
 namespace crema {
 
 template <typename Dtype>
@@ -15,6 +19,8 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
     data_mean_.FromProto(mean_proto);
   }
   for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
+  CREMA_REQUIRE(!(param_.force_color() && param_.force_gray()),
+                "transform_param: force_color and force_gray exclude each other; give one");
 }
 
 template <typename Dtype>
@@ -24,9 +30,13 @@ int DataTransformer<Dtype>::Rand(int n) {
 
 template <typename Dtype>
 std::vector<int> DataTransformer<Dtype>::InferBlobShape(const Datum& datum) const {
+#ifdef CREMA_OPENCV
+  if (datum.encoded()) return InferBlobShape(Decode(datum));
+#else
   CREMA_REQUIRE(!datum.encoded(),
                 "the data holds encoded images (JPEG/PNG); this build of Crema decodes raw "
-                "records only (build with OpenCV to read encoded ones)");
+                "records only (install OpenCV, libopencv-imgcodecs-dev, and rebuild)");
+#endif
   const int crop = static_cast<int>(param_.crop_size());
   CheckSize(datum.channels(), datum.height(), datum.width());
   return {1, datum.channels(), crop ? crop : datum.height(), crop ? crop : datum.width()};
@@ -101,7 +111,33 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
 }
 
 template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out, int capacity) {
+#ifdef CREMA_OPENCV
+  if (datum.encoded()) {
+    const cv::Mat image = Decode(datum);
+    const std::vector<int> shape = InferBlobShape(image);
+    CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == capacity,
+                  "an image of " << image.channels() << "x" << image.rows << "x" << image.cols
+                                 << " differs from the first record's");
+    Transform(image, out);
+    return;
+  }
+#endif
+  const std::vector<int> shape = InferBlobShape(datum);
+  CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == capacity,
+                "a record of shape " << datum.channels() << "x" << datum.height() << "x"
+                                     << datum.width() << " differs from the first record's");
+  Transform(datum, out);
+}
+
+template <typename Dtype>
 void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out) {
+#ifdef CREMA_OPENCV
+  if (datum.encoded()) {
+    Transform(Decode(datum), out);
+    return;
+  }
+#endif
   InferBlobShape(datum);  // validates
   const int channels = datum.channels(), height = datum.height(), width = datum.width();
   const size_t size = static_cast<size_t>(channels) * height * width;
@@ -169,6 +205,42 @@ void DataTransformer<Dtype>::Transform(Blob<Dtype>* input, Blob<Dtype>* transfor
                     transformed->mutable_cpu_data() + n * out_size);
   }
 }
+
+#ifdef CREMA_OPENCV
+template <typename Dtype>
+cv::Mat DataTransformer<Dtype>::Decode(const Datum& datum) const {
+  const ImageColor color = param_.force_color()  ? ImageColor::kColor
+                           : param_.force_gray() ? ImageColor::kGray
+                                                 : ImageColor::kAsStored;
+  return DecodeDatumToCVMat(datum, color, "an encoded record");
+}
+
+template <typename Dtype>
+std::vector<int> DataTransformer<Dtype>::InferBlobShape(const cv::Mat& image) const {
+  const int crop = static_cast<int>(param_.crop_size());
+  CheckSize(image.channels(), image.rows, image.cols);
+  return {1, image.channels(), crop ? crop : image.rows, crop ? crop : image.cols};
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const cv::Mat& image, Dtype* out) {
+  CREMA_REQUIRE(image.depth() == CV_8U && (image.channels() == 1 || image.channels() == 3),
+                "an image of " << image.channels() << " channels of " << image.elemSize1() * 8
+                               << " bits; Crema transforms 8-bit grey or colour");
+  // Interleaved (HWC) to planes (CHW), then the transformation of raw bytes.
+  const int channels = image.channels(), height = image.rows, width = image.cols;
+  std::vector<uint8_t> planes(static_cast<size_t>(channels) * height * width);
+  for (int h = 0; h < height; ++h) {
+    const uint8_t* row = image.ptr<uint8_t>(h);
+    for (int w = 0; w < width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        planes[(static_cast<size_t>(c) * height + h) * width + w] = row[w * channels + c];
+      }
+    }
+  }
+  TransformValues(planes.data(), channels, height, width, out);
+}
+#endif
 
 INSTANTIATE_CLASS(DataTransformer);
 

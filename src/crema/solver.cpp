@@ -11,6 +11,12 @@
 namespace crema {
 
 namespace {
+// Whether a state written by Crema holds data layers' positions.
+bool HoldsLayerPositions(const SolverState& state) {
+  return state.data_position_size() > 0 || state.hdf5_data_position_size() > 0 ||
+         state.image_data_position_size() > 0;
+}
+
 SolverParameter Upgraded(const SolverParameter& param) {
   SolverParameter upgraded(param);
   UpgradeSolverAsNeeded("solver", &upgraded);
@@ -293,7 +299,7 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
   }
   iter_ = state.iter();
   current_step_ = state.current_step();
-  if (state.data_position_size() > 0 || state.hdf5_data_position_size() > 0) {
+  if (HoldsLayerPositions(state)) {
     // Rebuild the nets exactly as the constructor did (same seed, same
     // draws), their data layers starting where the saved run stood.
     LOG(INFO) << "Rebuilding the nets to resume their data layers";

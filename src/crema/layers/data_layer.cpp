@@ -65,15 +65,10 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   for (int item = 0; item < batch_size; ++item) {
     Datum* datum = NextRecord();
     try {
-      const std::vector<int> shape = this->data_transformer_->InferBlobShape(*datum);
-      CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == item_size,
-                    "a record of shape " << datum->channels() << "x" << datum->height() << "x"
-                                         << datum->width() << " differs from the first record's");
-      this->data_transformer_->Transform(*datum, data + item * item_size);
+      this->data_transformer_->Transform(*datum, data + item * item_size, item_size);
     } catch (const Error& e) {
       reader_->free().push(datum);
-      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what()
-                           << " (all records must have the shape of the first)");
+      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what());
     }
     if (label) label[item] = static_cast<Dtype>(datum->label());
     reader_->free().push(datum);

@@ -69,6 +69,11 @@ void BlockingCounter::DecrementCount() {
 }
 
 void BlockingCounter::Wait() {
+  // Not an interruption point: the parts still running use the waiter's
+  // stack (this counter, the job), so a thread being stopped (an
+  // InternalThread's prefetch or solver thread) must wait for them before it
+  // unwinds.
+  boost::this_thread::disable_interruption no_interruption;
   boost::mutex::scoped_lock lock(mutex_);
   while (count_ > 0) done_.wait(lock);
 }

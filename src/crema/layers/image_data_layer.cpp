@@ -1,0 +1,209 @@
+#include "crema/layers/image_data_layer.hpp"
+
+#ifdef CREMA_OPENCV
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+
+#include "crema/util/image_io.hpp"
+
+namespace crema {
+
+namespace {
+// 2^64 / golden ratio: spreads consecutive indices over the seed space.
+constexpr uint64_t kSpread = 0x9E3779B97F4A7C15ULL;
+}  // namespace
+
+template <typename Dtype>
+ImageDataLayer<Dtype>::~ImageDataLayer() {
+  // The prefetch thread reads lines_ and the pool: stop it first.
+  this->StopInternalThread();
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::ReadList() {
+  const ImageDataParameter& param = this->layer_param_.image_data_param();
+  std::ifstream list(param.source());
+  CREMA_LAYER_REQUIRE(list.good(), "cannot open the list file " << param.source());
+  std::string text;
+  for (int number = 1; std::getline(list, text); ++number) {
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+    if (text.empty()) continue;
+    // The label follows the last space, so a path may hold spaces.
+    const size_t space = text.find_last_of(' ');
+    size_t parsed = 0;
+    int label = 0;
+    try {
+      if (space != std::string::npos) label = std::stoi(text.substr(space + 1), &parsed);
+    } catch (const std::exception&) {
+      parsed = 0;
+    }
+    CREMA_LAYER_REQUIRE(space != std::string::npos && space > 0 &&
+                            parsed == text.size() - space - 1,
+                        param.source() << " line " << number << ": expected 'path label', got '"
+                                       << text << "'");
+    lines_.push_back({param.root_folder() + text.substr(0, space), label, number});
+  }
+  CREMA_LAYER_REQUIRE(!lines_.empty(), "the list file " << param.source() << " names no images");
+}
+
+template <typename Dtype>
+int ImageDataLayer<Dtype>::ChooseDecodeThreads() const {
+  const int asked = static_cast<int>(this->layer_param_.image_data_param().decode_threads());
+  if (asked > 0) return asked;
+  return Context::mode() == Context::GPU ? ThreadBudget() : 1;
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                           const std::vector<Blob<Dtype>*>& top) {
+  const ImageDataParameter& param = this->layer_param_.image_data_param();
+  CREMA_LAYER_REQUIRE(param.batch_size() > 0, "batch_size must be positive");
+  CREMA_LAYER_REQUIRE((param.new_height() == 0) == (param.new_width() == 0),
+                      "give both new_height and new_width, or neither");
+  ReadList();
+  const uint64_t high = Context::rng()();
+  seed_ = (high << 32) | Context::rng()();
+  if (resume_) {
+    seed_ = resume_->seed();
+    start_ = {resume_->epoch(), resume_->line()};
+    start_batches_ = resume_->batches();
+    CREMA_LAYER_REQUIRE(start_.line < lines_.size(),
+                        "the solver state's position (line " << start_.line << ") does not fit the "
+                            << lines_.size() << " lines of " << param.source());
+  } else if (param.rand_skip()) {
+    start_.line = Context::rng()() % param.rand_skip() % lines_.size();
+    LOG(INFO) << "Skipping first " << start_.line << " images.";
+  }
+  next_ = start_;
+  this->batches_served_ = start_batches_;
+  batches_loaded_ = start_batches_;
+  order_ = OrderFor(start_.epoch);
+  order_epoch_ = start_.epoch;
+  decode_threads_ = ChooseDecodeThreads();
+  if (decode_threads_ > 1) decode_pool_.reset(new ThreadPool(decode_threads_ - 1));
+  // The first image gives the shape.
+  const Line& first = lines_[order_[start_.line]];
+  const cv::Mat image = ReadImageToCVMat(first.file,
+                                         param.is_color() ? ImageColor::kColor : ImageColor::kGray,
+                                         param.new_height(), param.new_width());
+  std::vector<int> shape = this->data_transformer_->InferBlobShape(image);
+  shape[0] = static_cast<int>(param.batch_size());
+  top[0]->Reshape(shape);
+  for (auto& batch : this->prefetch_) batch->data_.Reshape(shape);
+  const std::vector<int> label_shape{static_cast<int>(param.batch_size())};
+  top[1]->Reshape(label_shape);
+  for (auto& batch : this->prefetch_) batch->label_.Reshape(label_shape);
+  LOG_IF(INFO, Context::is_rank_zero())
+      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << ","
+      << shape[3] << " (" << lines_.size() << " images, " << decode_threads_
+      << " decode thread" << (decode_threads_ > 1 ? "s" : "") << ")";
+}
+
+template <typename Dtype>
+std::vector<int> ImageDataLayer<Dtype>::OrderFor(uint64_t epoch) const {
+  std::vector<int> order(lines_.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (!this->layer_param_.image_data_param().shuffle()) return order;
+  // Each pass has its own order, drawn from the seed and the pass alone, so a
+  // resumed run needs only the pass number to read in the same order.
+  RNG rng(seed_ ^ ((epoch + 1) * kSpread));
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::Advance(Position* position) {
+  if (++position->line < lines_.size()) return;
+  position->line = 0;
+  ++position->epoch;
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::LoadImage(const Line& line, uint64_t item, Dtype* out,
+                                      int item_size) {
+  const ImageDataParameter& param = this->layer_param_.image_data_param();
+  try {
+    const cv::Mat image =
+        ReadImageToCVMat(line.file, param.is_color() ? ImageColor::kColor : ImageColor::kGray,
+                         param.new_height(), param.new_width());
+    const std::vector<int> shape = this->data_transformer_->InferBlobShape(image);
+    CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == item_size,
+                  line.file << ": an image of " << image.channels() << "x" << image.rows << "x"
+                            << image.cols << " differs from the first image's size (give "
+                               "new_height and new_width to resize them all)");
+    // This image's random crop and mirror depend on its place in the stream
+    // only, whichever thread transforms it.
+    Context::rng().Seed(seed_ + item * kSpread);
+    this->data_transformer_->Transform(image, out);
+  } catch (const Error& e) {
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << param.source()
+                         << " line " << line.number << ": " << e.what());
+  }
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
+  const int batch_size = batch->data_.shape(0);
+  const int item_size = batch->data_.count(1);
+  // The lines of this batch, chosen in order on this thread.
+  std::vector<const Line*> lines(batch_size);
+  for (int i = 0; i < batch_size; ++i) {
+    if (order_epoch_ != next_.epoch) {
+      order_ = OrderFor(next_.epoch);
+      order_epoch_ = next_.epoch;
+    }
+    lines[i] = &lines_[order_[next_.line]];
+    Advance(&next_);
+  }
+  const uint64_t first_item = batches_loaded_++ * batch_size;
+  Dtype* data = batch->data_.mutable_cpu_data();
+  Dtype* label = batch->label_.mutable_cpu_data();
+  const auto load = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      LoadImage(*lines[i], first_item + i, data + i * item_size, item_size);
+      label[i] = static_cast<Dtype>(lines[i]->label);
+    }
+  };
+  if (decode_pool_) {
+    decode_pool_->ParallelFor(batch_size, 1, load);
+  } else {
+    load(0, batch_size);
+  }
+}
+
+template <typename Dtype>
+std::string ImageDataLayer<Dtype>::ResumeKey() const {
+  return this->layer_param_.name() + ":" + this->layer_param_.image_data_param().source() + ":" +
+         (this->layer_param_.phase() == TRAIN ? "TRAIN" : "TEST");
+}
+
+// The batches served consumed their lines; those prefetched did not.
+template <typename Dtype>
+void ImageDataLayer<Dtype>::AppendResumeState(SolverState* state) const {
+  const uint64_t batch_size = this->layer_param_.image_data_param().batch_size();
+  const uint64_t consumed = (this->batches_served_ - start_batches_) * batch_size;
+  const uint64_t absolute = start_.epoch * lines_.size() + start_.line + consumed;
+  ImageDataPosition* position = state->add_image_data_position();
+  position->set_key(ResumeKey());
+  position->set_epoch(absolute / lines_.size());
+  position->set_line(absolute % lines_.size());
+  position->set_batches(this->batches_served_);
+  position->set_seed(seed_);
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::RestoreResumeState(const SolverState& state) {
+  const std::string key = ResumeKey();
+  for (const ImageDataPosition& position : state.image_data_position()) {
+    if (position.key() == key) resume_.reset(new ImageDataPosition(position));
+  }
+}
+
+INSTANTIATE_CLASS(ImageDataLayer);
+REGISTER_LAYER_CLASS(ImageData);
+
+}  // namespace crema
+
+#endif  // CREMA_OPENCV

@@ -1,0 +1,165 @@
+#include "crema/util/image_io.hpp"
+
+#ifdef CREMA_OPENCV
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <opencv2/imgcodecs/imgcodecs.hpp>
+#include <opencv2/imgproc/imgproc.hpp>
+#include <vector>
+
+#include "crema/common.hpp"
+#include "crema/util/io.hpp"
+
+namespace crema {
+
+namespace {
+
+int DecodeFlag(ImageColor color) {
+  switch (color) {
+    case ImageColor::kColor:
+      return cv::IMREAD_COLOR;
+    case ImageColor::kGray:
+      return cv::IMREAD_GRAYSCALE;
+    default:
+      return cv::IMREAD_ANYCOLOR;  // grey stays grey, colour becomes BGR, alpha is dropped
+  }
+}
+
+// 8-bit images of 1 or 3 channels are what Datums and the transformer hold.
+void RequireEightBit(const cv::Mat& image, const std::string& what) {
+  CREMA_REQUIRE(image.depth() == CV_8U && (image.channels() == 1 || image.channels() == 3),
+                what << ": an image of " << image.channels() << " channels of "
+                     << (image.elemSize1() * 8) << " bits; Crema reads 8-bit grey or colour");
+}
+
+cv::Mat Resized(const cv::Mat& image, int height, int width) {
+  if (height <= 0 || width <= 0 || (image.rows == height && image.cols == width)) return image;
+  cv::Mat resized;
+  cv::resize(image, resized, cv::Size(width, height));
+  return resized;
+}
+
+cv::Mat DecodeImageBytes(const std::string& bytes, ImageColor color, const std::string& what) {
+  cv::Mat image;
+  if (!bytes.empty()) {  // OpenCV asserts on an empty buffer
+    const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1,
+                         const_cast<char*>(bytes.data()));
+    try {
+      image = cv::imdecode(buffer, DecodeFlag(color));
+    } catch (const cv::Exception&) {
+      image.release();  // a decoder that throws on corrupt data: reported below
+    }
+  }
+  CREMA_REQUIRE(!image.empty(), what << ": the encoded image does not decode (" << bytes.size()
+                                     << " bytes; corrupt or not an image)");
+  RequireEightBit(image, what);
+  return image;
+}
+
+// OpenCV throws for a format it has no encoder for, and returns false when
+// the encoder fails.
+std::string EncodeImage(const cv::Mat& image, const std::string& encoding,
+                        const std::string& filename) {
+  std::vector<uchar> encoded;
+  bool written = false;
+  try {
+    written = cv::imencode("." + encoding, image, encoded);
+  } catch (const cv::Exception&) {
+    written = false;
+  }
+  CREMA_REQUIRE(written, filename << ": cannot encode as '" << encoding
+                                  << "' (not a format OpenCV writes: jpg, png, bmp, ...)");
+  return std::string(encoded.begin(), encoded.end());
+}
+
+std::string ReadFileBytes(const std::string& filename) {
+  std::ifstream file(filename, std::ios::binary);
+  CREMA_REQUIRE(file.good(), filename << ": cannot open image file");
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::string ImageExtension(const std::string& filename) {
+  const size_t dot = filename.rfind('.');
+  const size_t slash = filename.rfind('/');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  std::string extension = has_extension ? filename.substr(dot + 1) : "";
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension == "jpeg" ? "jpg" : extension;
+}
+
+cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int height, int width) {
+  CREMA_REQUIRE(FileExists(filename), filename << ": no such image file");
+  const cv::Mat image = cv::imread(filename, DecodeFlag(color));
+  CREMA_REQUIRE(!image.empty(), filename << ": not a readable image (corrupt, or a format "
+                                            "OpenCV does not decode)");
+  RequireEightBit(image, filename);
+  return Resized(image, height, width);
+}
+
+cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what) {
+  CREMA_REQUIRE(datum.encoded(), what << ": not an encoded record");
+  return DecodeImageBytes(datum.data(), color, what);
+}
+
+void CVMatToDatum(const cv::Mat& image, Datum* datum) {
+  RequireEightBit(image, "image");
+  const int channels = image.channels(), height = image.rows, width = image.cols;
+  datum->set_channels(channels);
+  datum->set_height(height);
+  datum->set_width(width);
+  datum->clear_float_data();
+  datum->set_encoded(false);
+  std::string* bytes = datum->mutable_data();
+  bytes->resize(static_cast<size_t>(channels) * height * width);
+  // OpenCV stores pixels interleaved (HWC); a Datum stores planes (CHW).
+  for (int h = 0; h < height; ++h) {
+    const uint8_t* row = image.ptr<uint8_t>(h);
+    for (int w = 0; w < width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        (*bytes)[(static_cast<size_t>(c) * height + h) * width + w] =
+            static_cast<char>(row[w * channels + c]);
+      }
+    }
+  }
+}
+
+void ReadImageToDatum(const std::string& filename, int label, int height, int width,
+                      ImageColor color, const std::string& encoding, Datum* datum) {
+  datum->set_label(label);
+  if (encoding.empty()) {
+    CVMatToDatum(ReadImageToCVMat(filename, color, height, width), datum);
+    return;
+  }
+  CREMA_REQUIRE(FileExists(filename), filename << ": no such image file");
+  const std::string bytes = ReadFileBytes(filename);
+  // Decoded as stored, an image that already has the channels asked for is
+  // the image the asked-for decode gives, and then the file's bytes (when in
+  // that format and not resized) stand for it unchanged.
+  cv::Mat image = DecodeImageBytes(bytes, ImageColor::kAsStored, filename);
+  const bool stored_as_asked =
+      color == ImageColor::kAsStored || (image.channels() == 1) == (color == ImageColor::kGray);
+  if (!stored_as_asked) image = DecodeImageBytes(bytes, color, filename);
+  const cv::Mat resized = Resized(image, height, width);
+  datum->set_channels(resized.channels());
+  datum->set_height(resized.rows);
+  datum->set_width(resized.cols);
+  datum->clear_float_data();
+  datum->set_encoded(true);
+  const bool same_pixels = stored_as_asked && resized.data == image.data;
+  if (same_pixels && ImageExtension(filename) == ImageExtension("." + encoding)) {
+    datum->set_data(bytes);  // already in that format: no re-encoding
+    return;
+  }
+  datum->set_data(EncodeImage(resized, encoding, filename));
+}
+
+}  // namespace crema
+
+#endif  // CREMA_OPENCV
