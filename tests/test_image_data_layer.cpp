@@ -136,7 +136,7 @@ TEST_F(ImageDataLayerTest, ErrorsNameTheListLineAndTheFile) {
     FAIL() << "a corrupt image was served";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("bad.txt line 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("bad.txt:2"), std::string::npos) << what;
     EXPECT_NE(what.find("broken.png"), std::string::npos) << what;
   }
   std::ofstream(dir_ + "/missing.txt") << "img 0.png 0\nnowhere.png 1\nimg 1.png 2\n";

@@ -418,9 +418,9 @@ TEST_F(WindowDataLayerTest, MalformedBlocksNameTheirLine) {
 }
 
 TEST_F(WindowDataLayerTest, WindowOutsideItsImageIsRefused) {
-  for (const std::string corners : {"10 10 80 29", "-1 10 29 29", "10 10 29 60", "29 10 10 29"}) {
+  for (const char* corners : {"10 10 80 29", "-1 10 29 29", "10 10 29 60", "29 10 10 29"}) {
     const std::string source = WriteText(
-        "bad.txt", "# 0\na.png\n3\n60\n80\n2\n0 0.1 10 35 29 54\n1 0.9 " + corners + "\n");
+        "bad.txt", std::string("# 0\na.png\n3\n60\n80\n2\n0 0.1 10 35 29 54\n1 0.9 ") + corners + "\n");
     const std::string message = ErrorOf(Param(source, 4, 8));
     EXPECT_MENTIONS(message, "layer 'win' (WindowData)");
     EXPECT_MENTIONS(message, source + " line 8: the window x1 y1 x2 y2 = " + corners +

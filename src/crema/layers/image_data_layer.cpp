@@ -3,9 +3,9 @@
 #ifdef CREMA_OPENCV
 
 #include <algorithm>
-#include <fstream>
 #include <numeric>
 
+#include "crema/util/convert_imageset.hpp"
 #include "crema/util/image_io.hpp"
 
 namespace crema {
@@ -24,28 +24,16 @@ ImageDataLayer<Dtype>::~ImageDataLayer() {
 template <typename Dtype>
 void ImageDataLayer<Dtype>::ReadList() {
   const ImageDataParameter& param = this->layer_param_.image_data_param();
-  std::ifstream list(param.source());
-  CREMA_LAYER_REQUIRE(list.good(), "cannot open the list file " << param.source());
-  std::string text;
-  for (int number = 1; std::getline(list, text); ++number) {
-    while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
-    if (text.empty()) continue;
-    // The label follows the last space, so a path may hold spaces.
-    const size_t space = text.find_last_of(' ');
-    size_t parsed = 0;
-    int label = 0;
-    try {
-      if (space != std::string::npos) label = std::stoi(text.substr(space + 1), &parsed);
-    } catch (const std::exception&) {
-      parsed = 0;
-    }
-    CREMA_LAYER_REQUIRE(space != std::string::npos && space > 0 &&
-                            parsed == text.size() - space - 1,
-                        param.source() << " line " << number << ": expected 'path label', got '"
-                                       << text << "'");
-    lines_.push_back({param.root_folder() + text.substr(0, space), label, number});
+  std::vector<ImageListEntry> entries;
+  try {
+    entries = ReadImageList(param.source());  // the parser convert_imageset uses
+  } catch (const Error& e) {
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << e.what());
   }
-  CREMA_LAYER_REQUIRE(!lines_.empty(), "the list file " << param.source() << " names no images");
+  CREMA_LAYER_REQUIRE(!entries.empty(), "the list file " << param.source() << " names no images");
+  for (const ImageListEntry& entry : entries) {
+    lines_.push_back({param.root_folder() + entry.path, entry.label, entry.line});
+  }
 }
 
 template <typename Dtype>
@@ -139,7 +127,7 @@ void ImageDataLayer<Dtype>::LoadImage(const Line& line, uint64_t item, Dtype* ou
     this->data_transformer_->Transform(image, out);
   } catch (const Error& e) {
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << param.source()
-                         << " line " << line.number << ": " << e.what());
+                         << ":" << line.number << ": " << e.what());
   }
 }
 
