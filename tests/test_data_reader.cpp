@@ -47,9 +47,9 @@ class DataReaderTest : public ScratchDirTest {
     return param;
   }
   static int TakeLabel(DataReader* reader) {
-    Datum* datum = reader->full().pop();
-    const int label = datum->label();
-    reader->free().push(datum);
+    DataRecord* record = reader->full().pop();
+    const int label = record->datum.label();
+    reader->free().push(record);
     return label;
   }
 };
@@ -114,12 +114,12 @@ TEST_F(DataReaderTest, StopsWhileBlockedOnAFullPipeline) {
   std::unique_ptr<DataReader> reader(new DataReader(DataParam(source, 1)));
   // Take records and never hand them back: the reader runs out of free
   // records and blocks. Destroying it must still return promptly.
-  std::vector<Datum*> held;
+  std::vector<DataRecord*> held;
   for (int i = 0; i < 4; ++i) held.push_back(reader->full().pop());  // 1 x prefetch 4
   // The reader counts a wait when it finds no free record, then blocks.
   ASSERT_TRUE(Eventually([&] { return reader->free().starved_count() >= 1; },
                          "the reader to block on its free records"));
-  for (Datum* datum : held) reader->free().push(datum);
+  for (DataRecord* record : held) reader->free().push(record);
   reader.reset();
   EXPECT_EQ(DataReader::live_bodies(), 0u);
 }
@@ -135,8 +135,8 @@ TEST_F(DataReaderTest, StopsWhileConsumerAndReaderAreBlocked) {
   std::unique_ptr<DataReader> reader(new DataReader(DataParam(source, 1)));
   std::atomic<bool> interrupted{false}, second_pop{false};
   std::atomic<size_t> waits_before_second_pop{0};
-  BlockingQueue<Datum*>& full = reader->full();
-  BlockingQueue<Datum*>& recycled = reader->free();
+  BlockingQueue<DataRecord*>& full = reader->full();
+  BlockingQueue<DataRecord*>& recycled = reader->free();
   boost::thread consumer([&] {
     try {
       recycled.push(full.pop());

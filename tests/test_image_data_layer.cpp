@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "crema/data_transformer.hpp"
+#include "crema/layer_factory.hpp"
 #include "crema/layers/image_data_layer.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/image_io.hpp"
@@ -243,6 +244,40 @@ TEST_F(EncodedDatumTest, ACorruptEncodedRecordIsAUserError) {
     FAIL() << "a corrupt record decoded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not decode"), std::string::npos) << e.what();
+  }
+}
+
+// A corrupt image in an encoded database: the Data layer's error names the
+// record's key and the database.
+TEST_F(EncodedDatumTest, ACorruptImageInADatabaseIsNamedByItsKey) {
+  cv::Mat image(4, 4, CV_8UC1, cv::Scalar(7));
+  ASSERT_TRUE(cv::imwrite(dir_ + "/good.png", image));
+  Datum good;
+  ReadImageToDatum(dir_ + "/good.png", 1, 0, 0, ImageColor::kAsStored, "png", &good);
+  Datum bad = good;
+  bad.set_data(good.data().substr(0, 20));  // a truncated PNG
+  auto db = db::GetDB("lmdb");
+  db->Open(dir_ + "/images_lmdb", db::NEW);
+  auto txn = db->NewTransaction();
+  txn->Put("00000000_good.png", good.SerializeAsString());
+  txn->Put("00000001_bad.png", bad.SerializeAsString());
+  txn->Commit();
+  db->Close();
+  LayerParameter param;
+  ReadProtoFromString("name: 'data' type: 'Data' top: 'data' top: 'label' phase: TRAIN "
+                      "data_param { source: '" + dir_ + "/images_lmdb' batch_size: 2 backend: LMDB }",
+                      "layer", &param);
+  auto layer = LayerRegistry<float>::CreateLayer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer->SetUp(bottom, top);
+  try {
+    layer->Forward(bottom, top);
+    FAIL() << "a truncated image was served";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("00000001_bad.png"), std::string::npos) << what;
+    EXPECT_NE(what.find("images_lmdb"), std::string::npos) << what;
   }
 }
 

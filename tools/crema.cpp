@@ -3,6 +3,8 @@
 //               [--solver_count=N]   (under mpirun: one such run per process)
 //   crema test --model=NET --weights=W [--iterations=50] [--gpu=N]
 //   crema time --model=NET [--iterations=50] [--phase=TRAIN] [--gpu=N]
+//   crema classify --model=DEPLOY --weights=W --images=A.png,B.png|LIST.txt
+//                  [--labels=L] [--mean_file=M] [--scale=S] [--top_k=5] [--gpu=N]
 //   crema device_query [--gpu=N]
 #include <gflags/gflags.h>
 
@@ -21,6 +23,7 @@
 
 #include <unistd.h>
 
+#include "classify.hpp"
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/net.hpp"
@@ -322,6 +325,12 @@ int Test() {
 }
 RegisterCommand register_test("test", Test);
 
+// Top classes of images through a deploy net (tools/classify.cpp).
+RegisterCommand register_classify("classify", [] {
+  SetUpMode();
+  return Classify();
+});
+
 std::string Usage() {
   std::string usage =
       "command line brew\n"
@@ -357,7 +366,7 @@ int main(int argc, char** argv) {
   const bool asked_for_help = argc == 1 || (argc == 2 && std::string(argv[1]) == "help");
   if (argc != 2 || Commands().count(argv[1]) == 0) {
     std::fprintf(stderr, "%s\n", Usage().c_str());
-    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/");  // crema.cpp, classify.cpp
     return asked_for_help ? 0 : 1;
   }
   // Under mpirun, the first process speaks for all (the others warn only).

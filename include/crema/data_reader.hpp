@@ -27,6 +27,14 @@
 
 namespace crema {
 
+// One database record as the reader hands it out: the parsed Datum and its
+// key, so that a record that fails later (an image that does not decode) can
+// be named.
+struct DataRecord {
+  Datum datum;
+  std::string key;
+};
+
 class DataReader {
  public:
   // Joins (or creates) the body for this layer's source, as the calling
@@ -39,8 +47,8 @@ class DataReader {
 
   // Records come out of full(); the consumer hands each back through free().
   // A null record from full() means the reader failed; failure_message() says why.
-  BlockingQueue<Datum*>& free() const { return queue_pair_->free; }
-  BlockingQueue<Datum*>& full() const { return queue_pair_->full; }
+  BlockingQueue<DataRecord*>& free() const { return queue_pair_->free; }
+  BlockingQueue<DataRecord*>& full() const { return queue_pair_->full; }
   std::string failure_message() const;
 
   // Records this solver's slice has received so far.
@@ -66,8 +74,8 @@ class DataReader {
     ~QueuePair();
     const int rank;
     std::atomic<uint64_t> records{0};
-    BlockingQueue<Datum*> free;
-    BlockingQueue<Datum*> full;
+    BlockingQueue<DataRecord*> free;
+    BlockingQueue<DataRecord*> full;
   };
   class Body;
 

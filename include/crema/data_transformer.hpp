@@ -68,7 +68,10 @@ class DataTransformer {
   Choice Choose(int height, int width);
   void CheckSize(int channels, int height, int width) const;
   template <typename Source>
-  void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);
+  // in: planes (channels x height x width), or interleaved pixels (height x
+  // width x channels).
+  void TransformValues(const Source* in, int channels, int height, int width, Dtype* out,
+                       bool interleaved = false);
   int Rand(int n);
 #ifdef CREMA_OPENCV
   cv::Mat Decode(const Datum& datum) const;

@@ -88,12 +88,13 @@ class DataReader::Body : public InternalThread {
 
  private:
   void ReadOne(QueuePair* pair) {
-    Datum* datum = pair->free.pop();
-    CREMA_REQUIRE(datum->ParseFromString(cursor_->value()),
-                  "layer '" << param_.name() << "': record '" << cursor_->key() << "' of "
+    DataRecord* record = pair->free.pop();
+    record->key = cursor_->key();
+    CREMA_REQUIRE(record->datum.ParseFromString(cursor_->value()),
+                  "layer '" << param_.name() << "': record '" << record->key << "' of "
                             << param_.data_param().source() << " is not a valid Datum");
     pair->records++;
-    pair->full.push(datum);
+    pair->full.push(record);
     Advance();
   }
 
@@ -148,13 +149,13 @@ std::map<std::string, std::weak_ptr<Body>>& Bodies() {
 
 DataReader::QueuePair::QueuePair(int rank_, int size, const std::string& name)
     : rank(rank_), free(name + " (free records)", false), full(name + " (records read)") {
-  for (int i = 0; i < size; ++i) free.push(new Datum());
+  for (int i = 0; i < size; ++i) free.push(new DataRecord());
 }
 
 DataReader::QueuePair::~QueuePair() {
-  Datum* datum;
-  while (free.try_pop(&datum)) delete datum;
-  while (full.try_pop(&datum)) delete datum;  // nullptr (failure marker) is fine
+  DataRecord* record;
+  while (free.try_pop(&record)) delete record;
+  while (full.try_pop(&record)) delete record;  // nullptr (failure marker) is fine
 }
 
 std::string DataReader::Key(const LayerParameter& param) {

@@ -85,7 +85,7 @@ typename DataTransformer<Dtype>::Choice DataTransformer<Dtype>::Choose(int heigh
 template <typename Dtype>
 template <typename Source>
 void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int height,
-                                             int width, Dtype* out) {
+                                             int width, Dtype* out, bool interleaved) {
   CheckSize(channels, height, width);
   const int crop = static_cast<int>(param_.crop_size());
   const int out_h = crop ? crop : height;
@@ -93,17 +93,23 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
   const Choice choice = Choose(height, width);
   const Dtype scale = param_.scale();
   const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
+  // Where value (c, row, col) is: planes (CHW) or interleaved pixels (HWC,
+  // as OpenCV holds images), read in place; only the crop is visited.
+  const int channel_step = interleaved ? 1 : height * width;
+  const int row_step = interleaved ? width * channels : width;
+  const int col_step = interleaved ? channels : 1;
   for (int c = 0; c < channels; ++c) {
     const Dtype mean_value =
         mean_values_.empty() ? Dtype(0) : mean_values_[mean_values_.size() == 1 ? 0 : c];
     for (int h = 0; h < out_h; ++h) {
-      const int in_row = (c * height + h + choice.h_off) * width + choice.w_off;
+      const int row = h + choice.h_off;
+      const Source* in_row = in + c * channel_step + row * row_step + choice.w_off * col_step;
+      const Dtype* mean_row = mean ? mean + (c * height + row) * width + choice.w_off : nullptr;
       Dtype* out_row = out + (c * out_h + h) * out_w;
       for (int w = 0; w < out_w; ++w) {
-        const int in_index = in_row + w;
         const int out_w_index = choice.mirror ? out_w - 1 - w : w;
-        Dtype value = static_cast<Dtype>(in[in_index]);
-        value -= mean ? mean[in_index] : mean_value;
+        Dtype value = static_cast<Dtype>(in_row[w * col_step]);
+        value -= mean_row ? mean_row[w] : mean_value;
         out_row[out_w_index] = value * scale;
       }
     }
@@ -227,18 +233,11 @@ void DataTransformer<Dtype>::Transform(const cv::Mat& image, Dtype* out) {
   CREMA_REQUIRE(image.depth() == CV_8U && (image.channels() == 1 || image.channels() == 3),
                 "an image of " << image.channels() << " channels of " << image.elemSize1() * 8
                                << " bits; Crema transforms 8-bit grey or colour");
-  // Interleaved (HWC) to planes (CHW), then the transformation of raw bytes.
-  const int channels = image.channels(), height = image.rows, width = image.cols;
-  std::vector<uint8_t> planes(static_cast<size_t>(channels) * height * width);
-  for (int h = 0; h < height; ++h) {
-    const uint8_t* row = image.ptr<uint8_t>(h);
-    for (int w = 0; w < width; ++w) {
-      for (int c = 0; c < channels; ++c) {
-        planes[(static_cast<size_t>(c) * height + h) * width + w] = row[w * channels + c];
-      }
-    }
-  }
-  TransformValues(planes.data(), channels, height, width, out);
+  // A continuous image is read in place (interleaved); a view into a larger
+  // one is copied first.
+  const cv::Mat continuous = image.isContinuous() ? image : image.clone();
+  TransformValues(continuous.ptr<uint8_t>(0), image.channels(), image.rows, image.cols, out,
+                  true);
 }
 #endif
 

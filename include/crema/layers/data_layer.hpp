@@ -39,7 +39,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
 
  private:
   // Takes the next record from the reader (a null one means it failed).
-  Datum* NextRecord();
+  DataRecord* NextRecord();
 
   std::unique_ptr<DataReader> reader_;
   // A resumed run's start, taken from the solver state before SetUp.

@@ -13,14 +13,14 @@ DataLayer<Dtype>::~DataLayer() {
 }
 
 template <typename Dtype>
-Datum* DataLayer<Dtype>::NextRecord() {
-  Datum* datum = reader_->full().pop();
-  if (!datum) {
+DataRecord* DataLayer<Dtype>::NextRecord() {
+  DataRecord* record = reader_->full().pop();
+  if (!record) {
     reader_->full().push(nullptr);  // later readers of this queue fail too
     CREMA_FAIL("layer '" << this->layer_param_.name()
                          << "' (Data): reading the database failed: " << reader_->failure_message());
   }
-  return datum;
+  return record;
 }
 
 template <typename Dtype>
@@ -33,13 +33,15 @@ void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   batches_loaded_ = reader_->start_batches();
   const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
   // The first record gives the shape; peeking leaves it first in the queue.
-  Datum* first = reader_->full().peek();
+  DataRecord* first = reader_->full().peek();
   if (!first) NextRecord();  // the reader failed: report why
   std::vector<int> shape;
   try {
-    shape = this->data_transformer_->InferBlobShape(*first);
+    shape = this->data_transformer_->InferBlobShape(first->datum);
   } catch (const Error& e) {
-    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what());
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << first->key
+                         << "' of " << this->layer_param_.data_param().source() << ": "
+                         << e.what());
   }
   shape[0] = batch_size;
   top[0]->Reshape(shape);
@@ -63,15 +65,18 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
   Context::set_random_seed(transform_seed_ + batches_loaded_++ * 0x9E3779B97F4A7C15ULL);
   for (int item = 0; item < batch_size; ++item) {
-    Datum* datum = NextRecord();
+    DataRecord* record = NextRecord();
     try {
-      this->data_transformer_->Transform(*datum, data + item * item_size, item_size);
+      this->data_transformer_->Transform(record->datum, data + item * item_size, item_size);
     } catch (const Error& e) {
-      reader_->free().push(datum);
-      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): " << e.what());
+      const std::string key = record->key;
+      reader_->free().push(record);
+      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << key
+                           << "' of " << this->layer_param_.data_param().source() << ": "
+                           << e.what());
     }
-    if (label) label[item] = static_cast<Dtype>(datum->label());
-    reader_->free().push(datum);
+    if (label) label[item] = static_cast<Dtype>(record->datum.label());
+    reader_->free().push(record);
   }
 }
 

@@ -1,0 +1,216 @@
+// `crema classify`: a deploy net's top classes for each of a list of images,
+// prepared as Caffe's cpp_classification example prepares them: read grey or
+// colour as the net's input has 1 or 3 channels, resized to the input's
+// height x width, the mean subtracted, then scaled by --scale (the
+// transform_param scale the net was trained with).
+#include "classify.hpp"
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "crema/common.hpp"
+
+#ifdef CREMA_OPENCV
+#include <opencv2/core/core.hpp>
+
+#include "crema/blob.hpp"
+#include "crema/net.hpp"
+#include "crema/util/image_io.hpp"
+#include "crema/util/io.hpp"
+#endif
+
+DECLARE_string(model);
+DECLARE_string(weights);
+DEFINE_string(images, "",
+              "classify: the images, as a comma-separated list of files or one .txt file "
+              "listing them, one per line (a trailing ' <label>', as in Caffe's image lists, "
+              "is ignored)");
+DEFINE_string(labels, "",
+              "classify: a text file of class names, one per line, in class order; without "
+              "it classes print as indices");
+DEFINE_string(mean_file, "",
+              "classify: a .binaryproto mean image to subtract (its per-channel means when its "
+              "size differs from the net input's)");
+DEFINE_double(scale, 1.0,
+              "classify: the transform_param scale the net was trained with (LeNet: "
+              "0.00390625), applied after the mean is subtracted");
+DEFINE_int32(top_k, 5, "classify: how many classes to print per image");
+
+#ifdef CREMA_OPENCV
+namespace {
+
+std::vector<std::string> SplitOnCommas(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<std::string> ReadLines(const std::string& filename, const std::string& what) {
+  std::ifstream file(filename);
+  CREMA_REQUIRE(file, what << " " << filename << ": cannot open it");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(file, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+      line.pop_back();
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// A list line's path: the line less a trailing " <integer>" label.
+std::string PathOfListLine(const std::string& line) {
+  const size_t space = line.find_last_of(' ');
+  if (space == std::string::npos || space + 1 == line.size()) return line;
+  const std::string tail = line.substr(space + 1);
+  const bool is_label = std::all_of(tail.begin(), tail.end(), ::isdigit);
+  return is_label ? line.substr(0, line.find_last_not_of(' ', space) + 1) : line;
+}
+
+// The files --images names: a comma list, or a .txt file listing them.
+std::vector<std::string> ImageFiles() {
+  std::vector<std::string> items = SplitOnCommas(FLAGS_images);
+  CREMA_REQUIRE(!items.empty(),
+                "classify: give the images with --images=A.png,B.jpg or "
+                "--images=LIST.txt");
+  if (items.size() > 1 || !crema::EndsWith(items[0], ".txt")) return items;
+  std::vector<std::string> files;
+  for (const std::string& line : ReadLines(items[0], "--images")) {
+    if (!line.empty()) files.push_back(PathOfListLine(line));
+  }
+  CREMA_REQUIRE(!files.empty(), "--images " << items[0] << ": lists no image");
+  return files;
+}
+
+// The class names: --labels' lines, or the indices 0..classes-1.
+std::vector<std::string> ClassNames(int classes) {
+  std::vector<std::string> names;
+  if (FLAGS_labels.empty()) {
+    for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+    return names;
+  }
+  names = ReadLines(FLAGS_labels, "--labels");
+  while (!names.empty() && names.back().empty()) names.pop_back();
+  CREMA_REQUIRE(static_cast<int>(names.size()) == classes,
+                "--labels " << FLAGS_labels << ": " << names.size()
+                            << " labels, but the net's output has " << classes << " classes");
+  return names;
+}
+
+// The mean to subtract, channels x height x width of the net input (zeros
+// without --mean_file).
+std::vector<float> MeanImage(int channels, int height, int width) {
+  std::vector<float> mean(static_cast<size_t>(channels) * height * width, 0.f);
+  if (FLAGS_mean_file.empty()) return mean;
+  crema::BlobProto proto;
+  crema::ReadProtoFromBinaryFile(FLAGS_mean_file, &proto);
+  crema::Blob<float> blob;
+  blob.FromProto(proto);
+  CREMA_REQUIRE(blob.num_axes() == 4 && blob.shape(0) == 1 && blob.shape(1) == channels,
+                "--mean_file " << FLAGS_mean_file << ": a mean of shape " << blob.shape_string()
+                               << ", the net input has " << channels << " channel(s)");
+  const float* data = blob.cpu_data();
+  if (blob.shape(2) == height && blob.shape(3) == width) {
+    std::copy(data, data + mean.size(), mean.begin());
+    return mean;
+  }
+  // Sizes differ: each channel's mean value, as cpp_classification uses.
+  const int plane = blob.shape(2) * blob.shape(3);
+  for (int c = 0; c < channels; ++c) {
+    const double sum = std::accumulate(data + c * plane, data + (c + 1) * plane, 0.0);
+    std::fill(mean.begin() + c * height * width, mean.begin() + (c + 1) * height * width,
+              static_cast<float>(sum / plane));
+  }
+  return mean;
+}
+
+// Writes an 8-bit image (height x width, 1 or 3 channels) into the input
+// blob as (pixel - mean) * scale, channels first.
+void FillInput(const cv::Mat& image, const std::vector<float>& mean, crema::Blob<float>* input) {
+  const int channels = input->shape(1), height = input->shape(2), width = input->shape(3);
+  float* data = input->mutable_cpu_data();
+  const float scale = static_cast<float>(FLAGS_scale);
+  for (int h = 0; h < height; ++h) {
+    const unsigned char* row = image.ptr<unsigned char>(h);
+    for (int w = 0; w < width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        const int index = (c * height + h) * width + w;
+        data[index] = (row[w * channels + c] - mean[index]) * scale;
+      }
+    }
+  }
+}
+
+// "<label> <prob>, ..." of the top_k classes, most probable first.
+std::string TopClasses(const crema::Blob<float>& output, const std::vector<std::string>& names) {
+  const float* scores = output.cpu_data();
+  std::vector<int> order(names.size());
+  std::iota(order.begin(), order.end(), 0);
+  const int k = std::min<int>(FLAGS_top_k, static_cast<int>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [scores](int a, int b) { return scores[a] > scores[b]; });
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(4);
+  for (int i = 0; i < k; ++i) {
+    line << (i ? ", " : "") << names[order[i]] << " " << scores[order[i]];
+  }
+  return line.str();
+}
+
+}  // namespace
+
+int Classify() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "classify: give the deploy net with --model=NET.prototxt");
+  CREMA_REQUIRE(!FLAGS_weights.empty(), "classify: give the trained weights with --weights=W");
+  CREMA_REQUIRE(FLAGS_top_k > 0, "--top_k must be positive, got " << FLAGS_top_k);
+  const std::vector<std::string> files = ImageFiles();
+  crema::Net<float> net(FLAGS_model, crema::TEST);
+  for (const std::string& file : SplitOnCommas(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
+  CREMA_REQUIRE(net.num_inputs() == 1,
+                "classify: " << FLAGS_model << " has " << net.num_inputs()
+                             << " inputs; a deploy net with one Input layer top is needed");
+  crema::Blob<float>* input = net.input_blobs()[0];
+  CREMA_REQUIRE(input->num_axes() == 4 && (input->shape(1) == 1 || input->shape(1) == 3),
+                "classify: the net input " << input->shape_string()
+                                           << " is not N x 1 or 3 channels x height x width");
+  const int channels = input->shape(1), height = input->shape(2), width = input->shape(3);
+  input->Reshape(1, channels, height, width);
+  net.Reshape();
+  CREMA_REQUIRE(net.num_outputs() > 0, "classify: " << FLAGS_model << " has no output");
+  const crema::Blob<float>& output = *net.output_blobs().back();
+  const std::vector<std::string> names = ClassNames(output.count());
+  const std::vector<float> mean = MeanImage(channels, height, width);
+  const crema::ImageColor color =
+      channels == 1 ? crema::ImageColor::kGray : crema::ImageColor::kColor;
+  for (const std::string& file : files) {
+    FillInput(crema::ReadImageToCVMat(file, color, height, width), mean, input);
+    net.Forward();
+    std::cout << file << ": " << TopClasses(output, names) << std::endl;
+  }
+  return 0;
+}
+
+#else  // !CREMA_OPENCV
+
+int Classify() {
+  CREMA_FAIL(
+      "classify reads images with OpenCV: this crema was built without it "
+      "(configure with -DCREMA_OPENCV=ON)");
+  return 1;
+}
+
+#endif  // CREMA_OPENCV
