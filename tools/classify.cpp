@@ -4,6 +4,7 @@
 // height x width, the mean subtracted, then scaled by --scale (the
 // transform_param scale the net was trained with).
 #include "classify.hpp"
+#include "split_list.hpp"
 
 #include <gflags/gflags.h>
 
@@ -48,16 +49,6 @@ DEFINE_int32(top_k, 5, "classify: how many classes to print per image");
 #ifdef CREMA_OPENCV
 namespace {
 
-std::vector<std::string> SplitOnCommas(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 std::vector<std::string> ReadLines(const std::string& filename, const std::string& what) {
   std::ifstream file(filename);
   CREMA_REQUIRE(file, what << " " << filename << ": cannot open it");
@@ -83,7 +74,7 @@ std::string PathOfListLine(const std::string& line) {
 
 // The files --images names: a comma list, or a .txt file listing them.
 std::vector<std::string> ImageFiles() {
-  std::vector<std::string> items = SplitOnCommas(FLAGS_images);
+  std::vector<std::string> items = crema::SplitList(FLAGS_images);
   CREMA_REQUIRE(!items.empty(),
                 "classify: give the images with --images=A.png,B.jpg or "
                 "--images=LIST.txt");
@@ -179,7 +170,7 @@ int Classify() {
   CREMA_REQUIRE(FLAGS_top_k > 0, "--top_k must be positive, got " << FLAGS_top_k);
   const std::vector<std::string> files = ImageFiles();
   crema::Net<float> net(FLAGS_model, crema::TEST);
-  for (const std::string& file : SplitOnCommas(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
+  for (const std::string& file : crema::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
   CREMA_REQUIRE(net.num_inputs() == 1,
                 "classify: " << FLAGS_model << " has " << net.num_inputs()
                              << " inputs; a deploy net with one Input layer top is needed");

@@ -33,6 +33,7 @@
 #include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
 #include "crema/util/thread_pool.hpp"
+#include "split_list.hpp"
 
 DEFINE_string(gpu, "",
               "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
@@ -66,15 +67,7 @@ struct RegisterCommand {
   RegisterCommand(const std::string& name, Command command) { Commands()[name] = command; }
 };
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
+using crema::SplitList;
 
 // The devices --gpu names ("all": every device), validated.
 std::vector<int> GpuIds() {

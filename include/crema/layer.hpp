@@ -19,6 +19,10 @@ namespace crema {
 
 class Turnstile;
 
+// The key of a data layer's position in a solver state (and of a Data layer's
+// shared reader): its name, its source and its phase ("data:train.txt:TRAIN").
+std::string DataSourceKey(const LayerParameter& param, const std::string& source);
+
 // Throws a user error whose message names the layer and its type:
 //   CREMA_LAYER_REQUIRE(stride > 0, "stride must be positive, got " << stride);
 #define CREMA_LAYER_REQUIRE(condition, message)                                         \

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "crema/layer.hpp"
+
 namespace crema {
 
 // The thread that owns the database cursor. Every solver of every process
@@ -159,8 +161,7 @@ DataReader::QueuePair::~QueuePair() {
 }
 
 std::string DataReader::Key(const LayerParameter& param) {
-  return param.name() + ":" + param.data_param().source() + ":" +
-         (param.phase() == TRAIN ? "TRAIN" : "TEST");
+  return DataSourceKey(param, param.data_param().source());
 }
 
 DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* start) {

@@ -18,6 +18,10 @@ Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
   }
 }
 
+std::string DataSourceKey(const LayerParameter& param, const std::string& source) {
+  return param.name() + ":" + source + ":" + (param.phase() == TRAIN ? "TRAIN" : "TEST");
+}
+
 // Here, where Turnstile is complete.
 template <typename Dtype>
 Layer<Dtype>::~Layer() = default;

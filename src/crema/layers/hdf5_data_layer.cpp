@@ -109,8 +109,7 @@ void HDF5DataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
 
 template <typename Dtype>
 std::string HDF5DataLayer<Dtype>::ResumeKey() const {
-  return this->layer_param_.name() + ":" + this->layer_param_.hdf5_data_param().source() + ":" +
-         (this->layer_param_.phase() == TRAIN ? "TRAIN" : "TEST");
+  return DataSourceKey(this->layer_param_, this->layer_param_.hdf5_data_param().source());
 }
 
 template <typename Dtype>

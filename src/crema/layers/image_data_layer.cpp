@@ -163,8 +163,7 @@ void ImageDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
 
 template <typename Dtype>
 std::string ImageDataLayer<Dtype>::ResumeKey() const {
-  return this->layer_param_.name() + ":" + this->layer_param_.image_data_param().source() + ":" +
-         (this->layer_param_.phase() == TRAIN ? "TRAIN" : "TEST");
+  return DataSourceKey(this->layer_param_, this->layer_param_.image_data_param().source());
 }
 
 // The batches served consumed their lines; those prefetched did not.
