@@ -74,6 +74,12 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public InternalThr
   void OnInternalThreadFailed() override;
   // Fills one batch (on the prefetch thread).
   virtual void load_batch(Batch<Dtype>* batch) = 0;
+  // 64 bits from the calling thread's generator: the seed a layer draws at
+  // set-up for the random transformations of its batches.
+  static uint64_t DrawSeed() {
+    const uint64_t high = Context::rng()();
+    return (high << 32) | Context::rng()();
+  }
 
   std::vector<std::unique_ptr<Batch<Dtype>>> prefetch_;
   BlockingQueue<Batch<Dtype>*> prefetch_free_;

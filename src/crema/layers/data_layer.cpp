@@ -27,8 +27,7 @@ template <typename Dtype>
 void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                       const std::vector<Blob<Dtype>*>& top) {
   reader_.reset(new DataReader(this->layer_param_, resume_start_.get()));
-  const uint64_t high = Context::rng()();
-  transform_seed_ = (high << 32) | Context::rng()();
+  transform_seed_ = this->DrawSeed();
   this->batches_served_ = reader_->start_batches();
   batches_loaded_ = reader_->start_batches();
   const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());

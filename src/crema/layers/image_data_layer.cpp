@@ -51,8 +51,7 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
   CREMA_LAYER_REQUIRE((param.new_height() == 0) == (param.new_width() == 0),
                       "give both new_height and new_width, or neither");
   ReadList();
-  const uint64_t high = Context::rng()();
-  seed_ = (high << 32) | Context::rng()();
+  seed_ = this->DrawSeed();
   if (resume_) {
     seed_ = resume_->seed();
     start_ = {resume_->epoch(), resume_->line()};

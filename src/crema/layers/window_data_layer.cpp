@@ -437,8 +437,7 @@ void WindowDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bot
   RequireWindowsForFraction(batch_size);
   LoadMean();
   CheckImages();
-  const uint64_t high = Context::rng()();
-  seed_ = (high << 32) | Context::rng()();
+  seed_ = this->DrawSeed();
   batches_loaded_ = 0;
 
   const std::vector<int> shape{batch_size, channels_, crop_size_, crop_size_};
