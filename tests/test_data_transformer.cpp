@@ -53,7 +53,7 @@ TYPED_TEST(DataTransformerTest, PerChannelMeanValues) {
   EXPECT_EQ(blob.cpu_data()[11], TypeParam(10));
   EXPECT_EQ(blob.cpu_data()[12], TypeParam(0));   // 100 - 100
   EXPECT_EQ(blob.cpu_data()[23], TypeParam(11));  // 111 - 100
-  param.add_mean_value(3);  // three values for two channels
+  param.add_mean_value(3);                        // three values for two channels
   DataTransformer<TypeParam> wrong(param, TEST);
   EXPECT_THROW(wrong.Transform(MakeDatum(2), &blob), Error);
 }
@@ -130,6 +130,79 @@ TYPED_TEST(DataTransformerTest, MirrorFlipsRowsSometimes) {
   }
   EXPECT_GT(mirrored, 20);
   EXPECT_LT(mirrored, 80);
+}
+
+// Rows wide enough for the vectorised bodies (blocks of 8 plus a remainder),
+// with a mean file or per-channel mean values, a scale, a random crop and
+// mirror: every output is (value - mean) * scale of one crop, mirrored or not,
+// and both kinds of each occur.
+TYPED_TEST(DataTransformerTest, WideRowsMatchTheFormulaForEveryChoice) {
+  const int channels = 2, height = 30, width = 29, crop = 27;
+  Datum datum;
+  datum.set_channels(channels);
+  datum.set_height(height);
+  datum.set_width(width);
+  std::string bytes;
+  for (int i = 0; i < channels * height * width; ++i) bytes.push_back(static_cast<char>(i * 37));
+  datum.set_data(bytes);
+  BlobProto mean_proto;
+  for (int n : {1, channels, height, width}) mean_proto.mutable_shape()->add_dim(n);
+  for (int i = 0; i < channels * height * width; ++i) mean_proto.add_data(0.25f * (i % 13));
+  const std::string mean_file = ::testing::TempDir() + "wide_rows_mean.binaryproto";
+  WriteProtoToBinaryFile(mean_proto, mean_file);
+  for (const bool with_mean_file : {true, false}) {
+    SCOPED_TRACE(with_mean_file ? "mean file" : "mean values");
+    TransformationParameter param;
+    param.set_crop_size(crop);
+    param.set_mirror(true);
+    param.set_scale(0.5f);
+    if (with_mean_file) {
+      param.set_mean_file(mean_file);
+    } else {
+      param.add_mean_value(3);
+      param.add_mean_value(7);
+    }
+    const auto mean = [&](int c, int h, int w) {
+      return with_mean_file ? static_cast<TypeParam>(mean_proto.data((c * height + h) * width + w))
+                            : TypeParam(c == 0 ? 3 : 7);
+    };
+    // The output for crop offset (h_off, w_off), mirrored or not.
+    const auto expected = [&](int h_off, int w_off, bool mirror) {
+      std::vector<TypeParam> out;
+      for (int c = 0; c < channels; ++c) {
+        for (int h = 0; h < crop; ++h) {
+          for (int w = 0; w < crop; ++w) {
+            const int from_w = w_off + (mirror ? crop - 1 - w : w);
+            const int from_h = h_off + h;
+            TypeParam value = static_cast<uint8_t>(bytes[(c * height + from_h) * width + from_w]);
+            value -= mean(c, from_h, from_w);
+            out.push_back(value * TypeParam(0.5));
+          }
+        }
+      }
+      return out;
+    };
+    DataTransformer<TypeParam> transformer(param, TRAIN);
+    Blob<TypeParam> blob(std::vector<int>{1, channels, crop, crop});
+    std::set<bool> mirrors;
+    for (int trial = 0; trial < 40; ++trial) {
+      transformer.Transform(datum, &blob);
+      const std::vector<TypeParam> got(blob.cpu_data(), blob.cpu_data() + blob.count());
+      bool matched = false;
+      for (int h_off = 0; h_off <= height - crop && !matched; ++h_off) {
+        for (int w_off = 0; w_off <= width - crop && !matched; ++w_off) {
+          for (const bool mirror : {false, true}) {
+            if (got != expected(h_off, w_off, mirror)) continue;
+            matched = true;
+            mirrors.insert(mirror);
+            break;
+          }
+        }
+      }
+      ASSERT_TRUE(matched) << "trial " << trial << ": no crop of the input gives this output";
+    }
+    EXPECT_EQ(mirrors.size(), 2u) << "40 trials were all mirrored, or none was";
+  }
 }
 
 TYPED_TEST(DataTransformerTest, SeededThreadRepeatsItsChoices) {

@@ -67,11 +67,9 @@ class DataTransformer {
   };
   Choice Choose(int height, int width);
   void CheckSize(int channels, int height, int width) const;
+  // in: planes (channels x height x width).
   template <typename Source>
-  // in: planes (channels x height x width), or interleaved pixels (height x
-  // width x channels).
-  void TransformValues(const Source* in, int channels, int height, int width, Dtype* out,
-                       bool interleaved = false);
+  void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);
   int Rand(int n);
 #ifdef CREMA_OPENCV
   cv::Mat Decode(const Datum& datum) const;

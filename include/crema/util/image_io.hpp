@@ -28,6 +28,11 @@ cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int heig
 // Decodes an encoded Datum; `what` names the record in errors (its key).
 cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what);
 
+// An 8-bit image's interleaved pixels (HWC, as OpenCV holds them) into
+// planes (CHW, as a Datum and a blob hold them): `planes` has room for
+// channels x rows x cols bytes.
+void ImageToPlanes(const cv::Mat& image, uint8_t* planes);
+
 // An 8-bit image (1 or 3 channels) into a raw Datum: channels x height x
 // width bytes, the label left as it is.
 void CVMatToDatum(const cv::Mat& image, Datum* datum);

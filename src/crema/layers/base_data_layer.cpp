@@ -112,9 +112,18 @@ void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*
                                                   const std::vector<Blob<Dtype>*>& top) {
   Batch<Dtype>* batch = NextBatch();
   top[0]->ReshapeLike(batch->data_);
+  if (this->output_labels_) top[1]->ReshapeLike(batch->label_);
+  if (!this->IsShared()) {
+    // The tops point into the batch, which stays out of the free queue until
+    // the next Forward (NextBatch): no copy of a batch that can be tens of MB.
+    top[0]->set_cpu_data(batch->data_.mutable_cpu_data());
+    if (this->output_labels_) top[1]->set_cpu_data(batch->label_.mutable_cpu_data());
+    return;
+  }
+  // A layer shared by several solvers hands the next batch to the next
+  // solver while this one still computes on its tops: they get copies.
   cpu_copy(batch->data_.count(), batch->data_.cpu_data(), top[0]->mutable_cpu_data());
   if (this->output_labels_) {
-    top[1]->ReshapeLike(batch->label_);
     cpu_copy(batch->label_.count(), batch->label_.cpu_data(), top[1]->mutable_cpu_data());
   }
 }

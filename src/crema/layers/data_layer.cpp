@@ -1,10 +1,11 @@
 #include "crema/layers/data_layer.hpp"
 
+#include <vector>
+
 namespace crema {
 
 template <typename Dtype>
-DataLayer<Dtype>::DataLayer(const LayerParameter& param)
-    : BasePrefetchingDataLayer<Dtype>(param) {}
+DataLayer<Dtype>::DataLayer(const LayerParameter& param) : BasePrefetchingDataLayer<Dtype>(param) {}
 
 template <typename Dtype>
 DataLayer<Dtype>::~DataLayer() {
@@ -17,8 +18,8 @@ DataRecord* DataLayer<Dtype>::NextRecord() {
   DataRecord* record = reader_->full().pop();
   if (!record) {
     reader_->full().push(nullptr);  // later readers of this queue fail too
-    CREMA_FAIL("layer '" << this->layer_param_.name()
-                         << "' (Data): reading the database failed: " << reader_->failure_message());
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): reading the database failed: "
+                         << reader_->failure_message());
   }
   return record;
 }
@@ -46,8 +47,7 @@ void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   top[0]->Reshape(shape);
   for (auto& batch : this->prefetch_) batch->data_.Reshape(shape);
   LOG_IF(INFO, Context::is_rank_zero())
-      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << ","
-      << shape[3];
+      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << "," << shape[3];
   if (this->output_labels_) {
     const std::vector<int> label_shape{batch_size};
     top[1]->Reshape(label_shape);
@@ -63,20 +63,34 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
   // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
   Context::set_random_seed(transform_seed_ + batches_loaded_++ * 0x9E3779B97F4A7C15ULL);
+  // The records go back to the reader together at the end of the batch: one
+  // per item would wake the reader (and switch threads) once per item when
+  // transforming is slower than reading, as decoding encoded images is.
+  std::vector<DataRecord*> used;
+  used.reserve(batch_size);
+  const auto give_back = [&] {
+    for (DataRecord* record : used) reader_->free().push(record);
+  };
   for (int item = 0; item < batch_size; ++item) {
-    DataRecord* record = NextRecord();
+    DataRecord* record = nullptr;
+    try {
+      record = NextRecord();
+    } catch (...) {
+      give_back();
+      throw;
+    }
+    used.push_back(record);
     try {
       this->data_transformer_->Transform(record->datum, data + item * item_size, item_size);
     } catch (const Error& e) {
       const std::string key = record->key;
-      reader_->free().push(record);
-      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << key
-                           << "' of " << this->layer_param_.data_param().source() << ": "
-                           << e.what());
+      give_back();
+      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << key << "' of "
+                           << this->layer_param_.data_param().source() << ": " << e.what());
     }
     if (label) label[item] = static_cast<Dtype>(record->datum.label());
-    reader_->free().push(record);
   }
+  give_back();
 }
 
 template <typename Dtype>

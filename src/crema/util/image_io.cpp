@@ -108,6 +108,18 @@ cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::stri
   return DecodeImageBytes(datum.data(), color, what);
 }
 
+void ImageToPlanes(const cv::Mat& image, uint8_t* planes) {
+  RequireEightBit(image, "image");
+  const int channels = image.channels();
+  // Each plane a view into `planes`: cv::split (vectorised) fills them in place.
+  std::vector<cv::Mat> views;
+  for (int c = 0; c < channels; ++c) {
+    views.emplace_back(image.rows, image.cols, CV_8UC1,
+                       planes + static_cast<size_t>(c) * image.rows * image.cols);
+  }
+  cv::split(image, views);
+}
+
 void CVMatToDatum(const cv::Mat& image, Datum* datum) {
   RequireEightBit(image, "image");
   const int channels = image.channels(), height = image.rows, width = image.cols;
@@ -118,16 +130,7 @@ void CVMatToDatum(const cv::Mat& image, Datum* datum) {
   datum->set_encoded(false);
   std::string* bytes = datum->mutable_data();
   bytes->resize(static_cast<size_t>(channels) * height * width);
-  // OpenCV stores pixels interleaved (HWC); a Datum stores planes (CHW).
-  for (int h = 0; h < height; ++h) {
-    const uint8_t* row = image.ptr<uint8_t>(h);
-    for (int w = 0; w < width; ++w) {
-      for (int c = 0; c < channels; ++c) {
-        (*bytes)[(static_cast<size_t>(c) * height + h) * width + w] =
-            static_cast<char>(row[w * channels + c]);
-      }
-    }
-  }
+  ImageToPlanes(image, reinterpret_cast<uint8_t*>(&(*bytes)[0]));
 }
 
 void ReadImageToDatum(const std::string& filename, int label, int height, int width,
