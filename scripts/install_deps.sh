@@ -16,6 +16,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
+  python3-dev pybind11-dev python3-protobuf python3-pytest graphviz
   dataset-fashion-mnist
 )
 

@@ -109,6 +109,18 @@ TEST_F(DataReaderTest, SeparateSourcesGetSeparateBodies) {
   EXPECT_EQ(TakeLabel(&reader_b), 0);
 }
 
+// Two nets of one solver over one source (built side by side from Python,
+// say): each reads the whole database in order, neither waits on the other.
+TEST_F(DataReaderTest, TwoLoneReadersOfOneSourceEachReadEverything) {
+  const std::string source = MakeDB(4);
+  DataReader first(DataParam(source, 1)), second(DataParam(source, 1));
+  EXPECT_EQ(DataReader::live_bodies(), 2u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(TakeLabel(&second), i % 4);
+    EXPECT_EQ(TakeLabel(&first), i % 4);
+  }
+}
+
 TEST_F(DataReaderTest, StopsWhileBlockedOnAFullPipeline) {
   const std::string source = MakeDB(20);
   std::unique_ptr<DataReader> reader(new DataReader(DataParam(source, 1)));

@@ -34,6 +34,9 @@
 #include "crema/util/benchmark.hpp"
 #include "crema/util/thread_pool.hpp"
 #include "split_list.hpp"
+#ifdef CREMA_PYTHON_LAYER
+#include "python_layer.hpp"
+#endif
 
 DEFINE_string(gpu, "",
               "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
@@ -356,6 +359,9 @@ int main(int argc, char** argv) {
   gflags::SetVersionString(CREMA_VERSION_STRING);
   gflags::SetUsageMessage(Usage());
   crema::GlobalInit(&argc, &argv);
+#ifdef CREMA_PYTHON_LAYER
+  crema::python::RegisterPythonLayer();  // type: "Python" layers (the interpreter starts on use)
+#endif
   const bool asked_for_help = argc == 1 || (argc == 2 && std::string(argv[1]) == "help");
   if (argc != 2 || Commands().count(argv[1]) == 0) {
     std::fprintf(stderr, "%s\n", Usage().c_str());

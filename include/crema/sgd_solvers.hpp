@@ -19,9 +19,9 @@ class SGDSolver : public Solver<Dtype> {
   explicit SGDSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "SGD"; }
   const std::vector<std::shared_ptr<Blob<Dtype>>>& history() const { return history_; }
+  void ApplyUpdate() override;
 
  protected:
-  void ApplyUpdate() override;
   void Normalize(int param_id);
   void Regularize(int param_id);
   void ClipGradients();

@@ -60,18 +60,23 @@ class Solver {
   // Polled once per iteration; STOP and SNAPSHOT are acted upon.
   void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
 
-  // Data-parallel training: runs after the gradients of each iteration are
-  // ready, before the update (the gradient averaging).
+  // Runs at the start of each iteration, before its forward passes (Python's
+  // solver.add_callback).
+  void add_on_start(std::function<void()> callback) { on_start_.push_back(std::move(callback)); }
+  // Runs after the gradients of each iteration are ready, before the update
+  // (data-parallel training's gradient averaging; Python's add_callback).
   void add_on_gradients_ready(std::function<void()> callback) {
     on_gradients_ready_.push_back(std::move(callback));
   }
+
+  // Scales, regularises and applies the gradients of one iteration (public
+  // for Python's solver.apply_update, as in Caffe).
+  virtual void ApplyUpdate() = 0;
 
   // The learning rate at the current iteration (lr_policy).
   Dtype GetLearningRate() const;
 
  protected:
-  // Scales, regularises and applies the gradients of one iteration.
-  virtual void ApplyUpdate() = 0;
   // Adds the subclass's part (its history) to the state being written.
   virtual void SnapshotSolverState(SolverState* state) = 0;
   virtual void RestoreSolverState(const SolverState& state) = 0;
@@ -89,6 +94,7 @@ class Solver {
   std::vector<std::shared_ptr<Net<Dtype>>> test_nets_;
   TrainingReporter<Dtype> reporter_;
   std::function<SolverAction()> action_;
+  std::vector<std::function<void()>> on_start_;
   std::vector<std::function<void()>> on_gradients_ready_;
   bool requested_early_exit_ = false;
   const Net<Dtype>* const share_layers_from_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <set>
 
 #include "crema/layer.hpp"
 
@@ -53,6 +55,16 @@ class DataReader::Body : public InternalThread {
   ~Body() override { StopInternalThread(); }
 
   void Register(const std::shared_ptr<QueuePair>& pair) { new_pairs_.push(pair); }
+  // Whether a reader of this rank, in a run of solver_count solvers, may join
+  // this body; claims the rank if so. (Called under BodiesMutex.) Two nets of
+  // one solver over one source (two nets built from Python, say) each get
+  // their own body: sharing one, the second would wait for records the first
+  // takes.
+  bool Claim(int rank, int solver_count) {
+    if (solver_count != solver_count_ || claimed_ranks_.count(rank)) return false;
+    claimed_ranks_.insert(rank);
+    return true;
+  }
 
   uint64_t start_position() const { return start_position_; }
   uint64_t start_batches() const { return start_batches_; }
@@ -71,8 +83,8 @@ class DataReader::Body : public InternalThread {
         while (!pairs[local]) {
           std::shared_ptr<QueuePair> pair = new_pairs_.pop();
           const int index = pair->rank - first_local_;
-          CHECK(index >= 0 && index < local_count_) << "solver rank " << pair->rank
-                                                    << " does not belong to this process";
+          CHECK(index >= 0 && index < local_count_)
+              << "solver rank " << pair->rank << " does not belong to this process";
           pairs[index] = pair;
           boost::mutex::scoped_lock lock(pairs_mutex_);
           pairs_.push_back(pair);
@@ -135,6 +147,7 @@ class DataReader::Body : public InternalThread {
   BlockingQueue<std::shared_ptr<QueuePair>> new_pairs_;
   boost::mutex pairs_mutex_;
   std::vector<std::shared_ptr<QueuePair>> pairs_;
+  std::set<int> claimed_ranks_;
 };
 
 namespace {
@@ -143,8 +156,8 @@ boost::mutex& BodiesMutex() {
   return mutex;
 }
 template <typename Body>
-std::map<std::string, std::weak_ptr<Body>>& Bodies() {
-  static std::map<std::string, std::weak_ptr<Body>> bodies;
+std::multimap<std::string, std::weak_ptr<Body>>& Bodies() {
+  static std::multimap<std::string, std::weak_ptr<Body>> bodies;
   return bodies;
 }
 }  // namespace
@@ -178,11 +191,15 @@ DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* st
       new QueuePair(rank, batch * std::max(prefetch, 1), "layer '" + param.name() + "'"));
   boost::mutex::scoped_lock lock(BodiesMutex());
   key_ = Key(param);
-  std::weak_ptr<Body>& slot = Bodies<Body>()[key_];
-  body_ = slot.lock();
+  auto& bodies = Bodies<Body>();
+  for (auto it = bodies.lower_bound(key_); it != bodies.upper_bound(key_) && !body_; ++it) {
+    std::shared_ptr<Body> body = it->second.lock();
+    if (body && body->Claim(rank, solver_count)) body_ = body;
+  }
   if (!body_) {
     body_.reset(new Body(param, solver_count, first_local, local_count, start));
-    slot = body_;
+    body_->Claim(rank, solver_count);
+    bodies.emplace(key_, body_);
   }
   body_->Register(queue_pair_);
 }

@@ -145,6 +145,7 @@ void Solver<Dtype>::Step(int iters) {
     AdvanceLearningRateStep();
     net_->ClearParamDiffs();
     if (TestIfDue()) break;
+    for (auto& callback : on_start_) callback();
     Dtype loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     reporter_.Iterated(iter_, loss / param_.iter_size(), *net_);

@@ -1,0 +1,235 @@
+"""crema.Net and crema.Blob as a pycaffe user sees them: numpy views that
+write through, shapes after reshape, forward/backward by blob name checked
+against the C++ tool and against finite differences, BVLC weights in and out,
+and bad input raising Python exceptions with the C++ message."""
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import crema
+from crema.proto import crema_pb2
+from conftest import lenet_prototxt
+
+DEPLOY_INPUT = 'layer { name: "data" type: "Input" top: "data" ' \
+               'input_param { shape { dim: 2 dim: 1 dim: 28 dim: 28 } } }\n'
+
+
+def deploy_lenet(tmp_path, compat):
+    """BVLC's LeNet with an Input layer of 2 images instead of the data layers."""
+    net = crema_pb2.NetParameter()
+    from google.protobuf import text_format
+    text_format.Merge(lenet_prototxt(compat), net)
+    keep = [layer for layer in net.layer
+            if layer.type not in ("Data", "Accuracy", "SoftmaxWithLoss")]
+    del net.layer[:]
+    text = DEPLOY_INPUT + "".join(
+        "layer {\n%s}\n" % text_format.MessageToString(layer) for layer in keep)
+    text += 'layer { name: "prob" type: "Softmax" bottom: "ip2" top: "prob" }\n'
+    path = tmp_path / "deploy.prototxt"
+    path.write_text("force_backward: true\n" + text)
+    return str(path)
+
+
+@pytest.fixture
+def deploy(tmp_path, compat):
+    return crema.Net(deploy_lenet(tmp_path, compat),
+                     str(compat / "lenet_fashion/lenet_fashion_iter_10000.caffemodel"), crema.TEST)
+
+
+def test_blob_views_write_through_and_follow_reshape():
+    blob = crema.Blob([2, 3])
+    view = blob.data
+    view[...] = np.arange(6).reshape(2, 3)
+    assert np.array_equal(blob.data, np.arange(6).reshape(2, 3))  # a new view sees the write
+    blob.diff[1, 2] = 5
+    assert blob.diff[1, 2] == 5 and blob.data[1, 2] == 5
+    blob.reshape(3, 2)
+    assert blob.shape == (3, 2) and blob.data.shape == (3, 2)
+    assert (blob.num, blob.count) == (3, 6)
+    blob.reshape(1, 2, 3, 4)
+    assert (blob.channels, blob.height, blob.width) == (2, 3, 4)
+
+
+def test_net_blobs_params_and_names(deploy):
+    assert deploy.inputs == ["data"] and deploy.outputs == ["prob"]
+    assert list(deploy.blobs)[:3] == ["data", "conv1", "pool1"]
+    assert list(deploy.params) == ["conv1", "conv2", "ip1", "ip2"]
+    assert deploy.params["conv1"][0].data.shape == (20, 1, 5, 5)
+    assert deploy.top_names["conv1"] == ["conv1"] and deploy.bottom_names["conv1"] == ["data"]
+    assert deploy.layer_dict["ip1"].type == "InnerProduct"
+    assert list(deploy._layer_names)[0] == "data"
+    # Writing a parameter view changes the net's output.
+    image = np.random.RandomState(0).rand(2, 1, 28, 28).astype(np.float32)
+    before = deploy.forward(data=image)["prob"].copy()
+    deploy.params["ip2"][1].data[...] += 10 * np.arange(10)
+    after = deploy.forward(data=image)["prob"]
+    assert not np.allclose(before, after)
+    assert np.argmax(after, axis=1).tolist() == [9, 9]
+
+
+def test_reshape_input_propagates(deploy):
+    deploy.blobs["data"].reshape(5, 1, 28, 28)
+    deploy.reshape()
+    assert deploy.blobs["prob"].data.shape == (5, 10)
+    out = deploy.forward(data=np.zeros((5, 1, 28, 28), np.float32))
+    assert out["prob"].shape == (5, 10)
+
+
+def tool_test_outputs(crema_tool, model, weights, iterations):
+    """`crema test`'s mean accuracy and loss."""
+    run = subprocess.run([crema_tool, "test", "--model=" + model, "--weights=" + weights,
+                          "--iterations=%d" % iterations], capture_output=True, text=True,
+                         env=dict(os.environ, GLOG_minloglevel="0"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = dict(re.findall(r"\] (accuracy|loss) = ([0-9.e+-]+)", run.stderr + run.stdout))
+    return float(found["accuracy"]), float(found["loss"])
+
+
+def test_forward_matches_the_tool(tmp_path, compat, crema_tool):
+    model = tmp_path / "lenet.prototxt"
+    model.write_text(lenet_prototxt(compat, test_batch=50))
+    weights = str(compat / "lenet_fashion/lenet_fashion_iter_10000.caffemodel")
+    accuracy, loss = tool_test_outputs(crema_tool, str(model), weights, 4)
+    net = crema.Net(str(model), weights, crema.TEST)
+    # forward returns views of the output blobs: each batch's values are
+    # taken before the next forward overwrites them.
+    outs = [{k: float(v) for k, v in net.forward().items()} for _ in range(4)]
+    assert np.mean([o["accuracy"] for o in outs]) == pytest.approx(accuracy, abs=1e-6)
+    assert np.mean([o["loss"] for o in outs]) == pytest.approx(loss, rel=1e-4)
+
+
+def smooth_net(tmp_path):
+    """Input (2 x 6) -> InnerProduct -> TanH -> InnerProduct -> Softmax: no
+    kinks (ReLU, max pooling) for finite differences to straddle."""
+    text = """force_backward: true
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 6 } } }
+layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+  inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.8 }
+                        bias_filler { type: "gaussian" std: 0.3 } } }
+layer { name: "tanh" type: "TanH" bottom: "ip1" top: "tanh" }
+layer { name: "ip2" type: "InnerProduct" bottom: "tanh" top: "ip2"
+  inner_product_param { num_output: 4 weight_filler { type: "gaussian" std: 0.8 } } }
+layer { name: "prob" type: "Softmax" bottom: "ip2" top: "prob" }
+"""
+    path = tmp_path / "smooth.prototxt"
+    path.write_text(text)
+    crema.set_random_seed(5)
+    return crema.Net(str(path), crema.TEST)
+
+
+def test_backward_matches_finite_differences(tmp_path):
+    net = smooth_net(tmp_path)
+    rng = np.random.RandomState(1)
+    inputs = rng.randn(2, 6).astype(np.float32)
+    weights = rng.rand(2, 4).astype(np.float32)  # objective: sum(weights * prob)
+    net.forward(data=inputs)
+    grad = net.backward(prob=weights)["data"].copy()
+    ip1_grad = net.params["ip1"][0].diff.copy()
+    objective = lambda: float(np.sum(weights * net.forward(data=inputs)["prob"]))  # noqa: E731
+    step = 1e-2
+    for index in np.ndindex(inputs.shape):
+        inputs[index] += step
+        up = objective()
+        inputs[index] -= 2 * step
+        down = objective()
+        inputs[index] += step
+        assert grad[index] == pytest.approx((up - down) / (2 * step), rel=0.02, abs=2e-4)
+    weight = net.params["ip1"][0].data
+    for index in [(0, 0), (2, 3), (4, 5)]:
+        weight[index] += step
+        up = objective()
+        weight[index] -= 2 * step
+        down = objective()
+        weight[index] += step
+        assert ip1_grad[index] == pytest.approx((up - down) / (2 * step), rel=0.02, abs=2e-4)
+
+
+def test_forward_start_end_and_extra_blobs(deploy):
+    image = np.ones((2, 1, 28, 28), np.float32)
+    full = deploy.forward(blobs=["ip1"], data=image)
+    assert set(full) == {"prob", "ip1"}
+    ip1 = full["ip1"].copy()
+    partial = deploy.forward(start="ip2", end="prob")
+    assert np.allclose(partial["prob"], full["prob"])
+    # relu1 works in place on ip1: ending at ip1 gives it before the ReLU.
+    before_relu = deploy.forward(end="ip1")
+    assert set(before_relu) == {"ip1"}
+    assert np.array_equal(np.maximum(before_relu["ip1"], 0), ip1)
+
+
+def test_forward_all_pads_and_trims(deploy):
+    images = np.random.RandomState(2).rand(5, 1, 28, 28).astype(np.float32)
+    out = deploy.forward_all(data=images)["prob"]
+    assert out.shape == (5, 10)
+    for i in range(5):
+        single = deploy.forward(data=np.stack([images[i], images[i]]))["prob"][0]
+        assert np.allclose(out[i], single, atol=1e-6)
+
+
+def test_caffemodel_round_trip(tmp_path, compat, deploy):
+    bvlc = crema_pb2.NetParameter()
+    bvlc.ParseFromString((compat / "lenet_fashion/lenet_fashion_iter_10000.caffemodel").read_bytes())
+    by_name = {layer.name: layer for layer in bvlc.layer}
+    for name, blobs in deploy.params.items():
+        for i, blob in enumerate(blobs):
+            expected = np.array(by_name[name].blobs[i].data, np.float32)
+            assert np.array_equal(blob.data.ravel(), expected)
+    saved = tmp_path / "saved.caffemodel"
+    deploy.save(str(saved))
+    again = crema.Net(deploy_lenet(tmp_path, compat), crema.TEST, weights=str(saved))
+    for name, blobs in deploy.params.items():
+        for i, blob in enumerate(blobs):
+            assert np.array_equal(again.params[name][i].data, blob.data)
+    fresh = crema.Net(deploy_lenet(tmp_path, compat), crema.TEST)
+    fresh.copy_from(str(saved))
+    assert np.array_equal(fresh.params["ip2"][0].data, deploy.params["ip2"][0].data)
+
+
+def test_netspec_net_runs_in_cpp(tmp_path):
+    L = crema.layers
+    n = crema.NetSpec()
+    n.data = L.Input(shape=dict(dim=[3, 2]))
+    n.ip = L.InnerProduct(n.data, num_output=4, weight_filler=dict(type="constant", value=1))
+    n.relu = L.ReLU(n.ip, in_place=True)
+    path = tmp_path / "spec.prototxt"
+    path.write_text(str(n.to_proto()))
+    net = crema.Net(str(path), crema.TEST)
+    out = net.forward(data=np.array([[1, 2], [-3, 1], [0, 5]], np.float32))
+    assert np.array_equal(out["ip"], [[3, 3, 3, 3], [0, 0, 0, 0], [5, 5, 5, 5]])
+
+
+def test_missing_and_malformed_files_raise(tmp_path, compat):
+    with pytest.raises(crema.Error, match="no_such.prototxt"):
+        crema.Net(str(tmp_path / "no_such.prototxt"), crema.TEST)
+    bad = tmp_path / "bad.prototxt"
+    bad.write_text('name: "x"\nlayer { name: "a" type: "Input" top: "a" oops }\n')
+    with pytest.raises(crema.Error, match=r"bad.prototxt.*2"):
+        crema.Net(str(bad), crema.TEST)
+    with pytest.raises(crema.Error, match="phase"):
+        crema.Net(deploy_lenet(tmp_path, compat), 7)
+    with pytest.raises(RuntimeError, match="missing.caffemodel"):
+        crema.Net(deploy_lenet(tmp_path, compat), str(tmp_path / "missing.caffemodel"), crema.TEST)
+
+
+def test_wrong_shapes_raise(deploy):
+    with pytest.raises(ValueError):
+        deploy.blobs["data"].data[...] = np.zeros((3, 1, 28, 28), np.float32)
+    with pytest.raises(ValueError, match="batch"):
+        deploy.forward(data=np.zeros((3, 1, 28, 28), np.float32))
+    with pytest.raises(ValueError, match="not among"):
+        deploy.forward(nonsense=np.zeros((2, 1, 28, 28), np.float32))
+    with pytest.raises(ValueError, match="no layer named"):
+        deploy.forward(start="nope")
+    with pytest.raises(crema.Error):
+        deploy.blobs["data"].reshape(-1, 2)
+
+
+def test_layer_type_list_and_modes():
+    types = crema.layer_type_list()
+    for name in ("Convolution", "Data", "ImageData", "Python", "SoftmaxWithLoss"):
+        assert name in types
+    crema.set_mode_cpu()
+    crema.set_random_seed(3)
