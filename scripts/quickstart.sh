@@ -9,11 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 ./scripts/install_deps.sh
-cuda_args=()
-[[ -n ${CREMA_CUDA:-} ]] && cuda_args+=(-DCREMA_CUDA="$CREMA_CUDA")
-[[ -n ${CREMA_CUDA_ARCH:-} ]] && cuda_args+=(-DCREMA_CUDA_ARCH="$CREMA_CUDA_ARCH")
+cmake_args=()
+[[ -n ${CREMA_CUDA:-} ]] && cmake_args+=(-DCREMA_CUDA="$CREMA_CUDA")
+[[ -n ${CREMA_CUDA_ARCH:-} ]] && cmake_args+=(-DCREMA_CUDA_ARCH="$CREMA_CUDA_ARCH")
+# The main job needs no Python package; CREMA_PYTHON=ON builds it too.
+cmake_args+=(-DCREMA_PYTHON="${CREMA_PYTHON:-OFF}")
 mkdir -p build
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCREMA_BUILD_TESTS=OFF "${cuda_args[@]}" \
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCREMA_BUILD_TESTS=OFF "${cmake_args[@]}" \
   >build/release.configure.log 2>&1 || { cat build/release.configure.log; exit 1; }
 grep '^-- Crema' build/release.configure.log
 cmake --build build/release -j"$(nproc)"

@@ -46,13 +46,14 @@ run_ctest() {  # dir, ctest args...
 
 mkdir -p build
 
-step "CPU build and tests"
-configure_build build/cpu -DCREMA_CUDA=OFF
+step "CPU build and tests (the Python package and its pytest suite too)"
+configure_build build/cpu -DCREMA_CUDA=OFF -DCREMA_PYTHON=ON
 run_ctest build/cpu
 
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   step "CUDA build (every .cu file) and its tests"
-  configure_build build/cuda -DCREMA_CUDA=ON
+  # The Python package is the same C++ in every tree: the CPU tree builds and tests it.
+  configure_build build/cuda -DCREMA_CUDA=ON -DCREMA_PYTHON=OFF
   devices=$( (build/cuda/bin/crema device_query 2>&1 || true) |
     sed -n 's/.*CUDA devices: \([0-9]*\).*/\1/p')
   if ((${devices:-0} > 0)); then
@@ -73,7 +74,7 @@ thread_units="context;blocking_queue;internal_thread;thread_pool;data_reader;par
 step "ThreadSanitizer: $thread_units; the crema tool"
 # oneDNN runs on OpenMP, whose synchronisation ThreadSanitizer cannot see: the
 # TSan build checks Crema's own threads with the reference layers.
-configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_DNNL=OFF -DCREMA_SANITIZE=thread \
+configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_DNNL=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=thread \
   -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCREMA_TEST_UNITS=$thread_units"
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan -L 'unit|sanitize'
@@ -81,7 +82,7 @@ TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock
 step "AddressSanitizer + UndefinedBehaviorSanitizer: every suite; the crema tool"
 # -O1 with minimal debug info (-g1): sanitizer reports keep function names and lines
 # of the frames that matter, and the build is much faster than -O2 -g.
-configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_SANITIZE=address \
+configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=address \
   -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1"
 ASAN_OPTIONS="detect_leaks=1 abort_on_error=1" \
   UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \

@@ -16,6 +16,9 @@ if [[ -x $build_dir/bin/convert_imageset ]]; then  # a build with OpenCV
   ./scripts/bench/image_pipeline.sh "$build_dir"
   ./scripts/bench/encoded_lmdb.sh "$build_dir"
 fi
+if compgen -G "$build_dir/python/crema/_crema*.so" >/dev/null; then  # a build with Python
+  ./scripts/bench/python_step.sh "$build_dir"
+fi
 ./scripts/bench/parallel.sh "$build_dir"
 ./scripts/bench/engines.sh "$build_dir"
 ./scripts/bench/gemm_engines.sh
