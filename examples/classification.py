@@ -21,8 +21,9 @@ import crema as caffe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-COMPAT = os.path.join(os.environ.get("CREMA_SHARED", os.path.join(os.path.dirname(REPO), "shared")),
-                      "compat")
+SHARED = os.environ.get("CREMA_SHARED", os.path.join(os.path.dirname(REPO), "shared"))
+COMPAT = os.path.join(SHARED, "compat")   # BVLC Caffe's reference files
+WEIGHTS = os.path.join(COMPAT, "lenet_fashion/lenet_fashion_iter_10000.caffemodel")
 
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
@@ -33,13 +34,18 @@ LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
 TRAINING_SCALE = 0.00390625
 
 
+def shown(path):
+    """A path as short as it gets: relative to the working folder or absolute."""
+    return min(os.path.abspath(path), os.path.relpath(path), key=len)
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("images", nargs="*", help="image files (any size: resized to the input)")
     parser.add_argument("--model", default=os.path.join(REPO, "models/lenet/deploy.prototxt"),
                         help="deploy prototxt (default: %(default)s)")
     parser.add_argument("--weights",
-                        default=os.path.join(COMPAT, "lenet_fashion/lenet_fashion_iter_10000.caffemodel"),
+                        default=WEIGHTS,
                         help="trained .caffemodel (default: BVLC's LeNet for Fashion-MNIST)")
     parser.add_argument("--scale", type=float, default=TRAINING_SCALE,
                         help="factor applied to 0..255 pixels, the training transform_param "
@@ -57,7 +63,7 @@ def parse_args():
 
 def read_list(path, root, limit):
     """The (image path, label) pairs of a Caffe image list."""
-    root = root or os.path.dirname(os.path.abspath(path))
+    root = root or os.path.dirname(path)
     pairs = []
     with open(path) as f:
         for line in f:
@@ -111,7 +117,7 @@ def main():
     net = caffe.Net(args.model, args.weights, caffe.TEST)
     transformer = make_transformer(net, args.scale)
     shape = net.blobs["data"].data.shape
-    print("model   %s\nweights %s" % (args.model, args.weights))
+    print("model   %s\nweights %s" % (shown(args.model), shown(args.weights)))
     print("input   %dx%dx%d, pixels 0..255 x %g (raw scale 255, input scale %g)\n"
           % (shape[1], shape[2], shape[3], args.scale, args.scale))
 

@@ -12,6 +12,8 @@ from ._crema import (TRAIN, TEST, Blob, Error, Net, Solver, SGDSolver, NesterovS
                      AdaGradSolver, RMSPropSolver, AdaDeltaSolver, AdamSolver, get_solver,
                      init_log, layer_type_list, set_device, set_mode_cpu, set_mode_gpu,
                      set_random_seed)
+__version__ = "0.1.0"
+
 from . import pycaffe  # noqa: F401  (adds blobs, params, forward... to Net)
 from .layer import Layer
 from . import proto

@@ -31,6 +31,11 @@ def _params(self):
     return self._params_dict
 
 
+def _blob_loss_weights(self):
+    """Each blob's weight in the loss, by blob name (0 for blobs that are no loss)."""
+    return OrderedDict(zip(self._blob_names, self._blob_loss_weights))
+
+
 def _layer_dict(self):
     """Layers by name (Python layers as their own objects)."""
     if not hasattr(self, "_layer_dict_cache"):
@@ -172,6 +177,7 @@ def _set_input_arrays(self, data, labels):
 Net.blobs = property(_blobs)
 Net.params = property(_params)
 Net.layer_dict = property(_layer_dict)
+Net.blob_loss_weights = property(_blob_loss_weights)
 Net.inputs = property(_inputs)
 Net.outputs = property(_outputs)
 Net.top_names = property(_top_names)

@@ -172,6 +172,8 @@ void BindNetClass(py::module_& m) {
       .def("_backward", &NetF::BackwardFromTo, py::arg("start"), py::arg("end"),
            py::call_guard<py::gil_scoped_release>())
       .def("reshape", &NetF::Reshape)
+      .def("clear_param_diffs", &NetF::ClearParamDiffs)
+      .def_property_readonly("_blob_loss_weights", &NetF::blob_loss_weights)
       .def("copy_from", py::overload_cast<const std::string&>(&NetF::CopyTrainedLayersFrom),
            py::arg("weights"), "Copies parameters by layer name from a .caffemodel or .h5.")
       .def("share_with", &NetF::ShareTrainedLayersWith, py::arg("other"),

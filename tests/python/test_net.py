@@ -61,6 +61,7 @@ def test_net_blobs_params_and_names(deploy):
     assert deploy.top_names["conv1"] == ["conv1"] and deploy.bottom_names["conv1"] == ["data"]
     assert deploy.layer_dict["ip1"].type == "InnerProduct"
     assert list(deploy._layer_names)[0] == "data"
+    assert deploy.blob_loss_weights["prob"] == 0 and len(deploy.blob_loss_weights) == len(deploy.blobs)
     # Writing a parameter view changes the net's output.
     image = np.random.RandomState(0).rand(2, 1, 28, 28).astype(np.float32)
     before = deploy.forward(data=image)["prob"].copy()

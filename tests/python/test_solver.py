@@ -95,6 +95,10 @@ def test_custom_loop_with_apply_update(lenet_solver):
     assert np.any(net.params["ip2"][0].diff != 0)
     solver.apply_update()
     assert not np.array_equal(before, net.params["ip2"][0].data)
+    net.clear_param_diffs()
+    assert not np.any(net.params["ip2"][0].diff)
+    loss_weights = net.blob_loss_weights
+    assert loss_weights["loss"] == 1 and loss_weights["ip2"] == 0
 
 
 def test_solve_runs_to_max_iter(lenet_solver):
