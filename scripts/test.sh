@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds Crema four ways and runs its checks
 # (what CI runs: .ci/run). Each tree runs what only it can find:
-#   1. CPU build: every suite and every scripted check;
+#   1. CPU build: every suite and every scripted check, and the Python
+#      package with its pytest suite (tests/python, the examples included);
 #   2. CUDA build (where nvcc is): compiles every .cu file; runs every check
 #      but the long training runs where a CUDA device answers, else the smoke
 #      set (the context, host/device memory and the tool in a CUDA build);

@@ -234,3 +234,38 @@ def test_layer_type_list_and_modes():
         assert name in types
     crema.set_mode_cpu()
     crema.set_random_seed(3)
+
+
+def test_set_input_arrays_feeds_memory_data(tmp_path):
+    path = tmp_path / "memory.prototxt"
+    path.write_text('layer { name: "data" type: "MemoryData" top: "data" top: "label"\n'
+                    '  memory_data_param { batch_size: 2 channels: 1 height: 1 width: 3 } }\n'
+                    'layer { name: "scale" type: "Power" bottom: "data" top: "scaled"\n'
+                    '  power_param { scale: 2 } }\n')
+    net = crema.Net(str(path), crema.TEST)
+    data = np.arange(12, dtype=np.float32).reshape(4, 1, 1, 3)
+    labels = np.array([5, 6, 7, 8], np.float32)
+    net.set_input_arrays(data, labels)
+    first = net.forward()
+    assert np.array_equal(first["scaled"].ravel(), 2 * np.arange(6))
+    assert np.array_equal(net.blobs["label"].data, [5, 6])
+    second = net.forward()
+    assert np.array_equal(second["scaled"].ravel(), 2 * np.arange(6, 12))
+    with pytest.raises(crema.Error, match="multiple of the batch size"):
+        net.set_input_arrays(data[:3], labels[:3])
+    with pytest.raises(crema.Error, match="labels"):
+        net.set_input_arrays(data, labels[:2])
+
+
+def test_forward_backward_all(tmp_path):
+    net = smooth_net(tmp_path)
+    inputs = np.random.RandomState(4).randn(5, 6).astype(np.float32)
+    diffs = np.ones((5, 4), np.float32)
+    forward, backward = net.forward_backward_all(data=inputs, prob=diffs)
+    assert forward["prob"].shape == (5, 4) and backward["data"].shape == (5, 6)
+    for i in range(5):
+        pair = np.stack([inputs[i], inputs[i]])
+        expected = net.forward(data=pair)["prob"][0].copy()
+        assert np.allclose(forward["prob"][i], expected, atol=1e-6)
+        grad = net.backward(prob=np.ones((2, 4), np.float32))["data"][0]
+        assert np.allclose(backward["data"][i], grad, atol=1e-6)
