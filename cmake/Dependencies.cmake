@@ -146,3 +146,5 @@ if(NOT CREMA_OPENCV STREQUAL "OFF")
                    "convert_imageset, classify) are left out")
   endif()
 endif()
+
+include(Onnx)

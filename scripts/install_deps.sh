@@ -14,9 +14,11 @@ packages=(
   libopenmpi-dev openmpi-bin
   libdnnl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  libonnx-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-numpy python3-matplotlib
   python3-dev pybind11-dev python3-protobuf python3-pytest graphviz
+  python3-onnx python3-opencv
   dataset-fashion-mnist
 )
 

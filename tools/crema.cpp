@@ -6,6 +6,7 @@
 //   crema classify --model=DEPLOY --weights=W --images=A.png,B.png|LIST.txt
 //                  [--labels=L] [--mean_file=M] [--scale=S] [--top_k=5] [--gpu=N]
 //   crema device_query [--gpu=N]
+//   crema export --model=DEPLOY --weights=W --output=X.onnx [--opset=13]
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
+#include "crema/util/onnx_export.hpp"
 #include "crema/util/thread_pool.hpp"
 #include "split_list.hpp"
 #ifdef CREMA_PYTHON_LAYER
@@ -55,6 +57,8 @@ DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does while training: stop,
 DEFINE_int32(solver_count, 1,
              "train on the CPU with this many solver threads (data-parallel; with --gpu, one "
              "solver per GPU instead)");
+DEFINE_string(output, "", "The file to write (export: the ONNX model)");
+DEFINE_int32(opset, crema::kOnnxMinOpset, "The ONNX opset to write (export)");
 DEFINE_int32(threads, 0, "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
 
 namespace {
@@ -326,6 +330,19 @@ RegisterCommand register_classify("classify", [] {
   SetUpMode();
   return Classify();
 });
+
+// Writes a deploy net and its trained weights as an ONNX model.
+int Export() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "export: give the deploy net with --model=DEPLOY.prototxt");
+  CREMA_REQUIRE(!FLAGS_weights.empty(), "export: give the trained weights with --weights=W");
+  CREMA_REQUIRE(!FLAGS_output.empty(), "export: give the ONNX file to write with --output=X.onnx");
+  crema::OnnxExportOptions options;
+  options.opset = FLAGS_opset;
+  crema::ExportOnnx(FLAGS_model, FLAGS_weights, FLAGS_output, options);
+  LOG(INFO) << "Wrote " << FLAGS_output << " (ONNX opset " << FLAGS_opset << ")";
+  return 0;
+}
+RegisterCommand register_export("export", Export);
 
 std::string Usage() {
   std::string usage =

@@ -10,8 +10,8 @@ written for Caffe's Python interface.
 """
 from ._crema import (TRAIN, TEST, Blob, Error, Net, Solver, SGDSolver, NesterovSolver,
                      AdaGradSolver, RMSPropSolver, AdaDeltaSolver, AdamSolver, get_solver,
-                     init_log, layer_type_list, set_device, set_mode_cpu, set_mode_gpu,
-                     set_random_seed)
+                     export_onnx, init_log, layer_type_list, set_device, set_mode_cpu,
+                     set_mode_gpu, set_random_seed)
 __version__ = "0.1.0"
 
 from . import pycaffe  # noqa: F401  (adds blobs, params, forward... to Net)
@@ -23,9 +23,9 @@ from .net_spec import NetSpec, layers, params, to_proto
 __all__ = [
     "TRAIN", "TEST", "Blob", "Error", "Net", "Solver", "SGDSolver", "NesterovSolver",
     "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "get_solver",
-    "init_log", "layer_type_list", "set_device", "set_mode_cpu", "set_mode_gpu",
-    "set_random_seed", "Layer", "proto", "io", "draw", "NetSpec", "layers", "params",
-    "to_proto",
+    "export_onnx", "init_log", "layer_type_list", "set_device", "set_mode_cpu",
+    "set_mode_gpu", "set_random_seed", "Layer", "proto", "io", "draw", "NetSpec", "layers",
+    "params", "to_proto",
 ]
 
 

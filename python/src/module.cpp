@@ -48,5 +48,6 @@ PYBIND11_MODULE(_crema, m) {
   crema::python::BindNet(m);
   crema::python::BindSolvers(m);
   crema::python::BindImages(m);
+  crema::python::BindExport(m);
   crema::python::RegisterPythonLayer();
 }

@@ -1,0 +1,705 @@
+#include "crema/util/onnx_export.hpp"
+
+#include <string>
+
+#include "crema/common.hpp"
+
+#ifndef CREMA_ONNX
+
+namespace crema {
+
+std::string NetToOnnx(const Net<float>&, const OnnxExportOptions&) {
+  CREMA_FAIL("this Crema was built without ONNX (apt-get install libonnx-dev and rebuild)");
+}
+
+void ExportOnnx(const std::string&, const std::string&, const std::string&,
+                const OnnxExportOptions&) {
+  CREMA_FAIL("this Crema was built without ONNX (apt-get install libonnx-dev and rebuild)");
+}
+
+}  // namespace crema
+
+#else  // CREMA_ONNX
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace crema {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+Shape ToShape(const std::vector<int>& dims) { return Shape(dims.begin(), dims.end()); }
+
+void SetInt(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(value);
+}
+
+void SetInts(onnx::NodeProto* node, const std::string& name, const Shape& values) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values) attribute->add_ints(value);
+}
+
+void SetFloat(onnx::NodeProto* node, const std::string& name, float value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::FLOAT);
+  attribute->set_f(value);
+}
+
+void SetTensorType(onnx::ValueInfoProto* info, const Shape& shape) {
+  onnx::TypeProto::Tensor* tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : shape) tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+}
+
+// The graph under construction and its value names. Caffe blobs are
+// rewritten in place (top == bottom); ONNX values are written once. The last
+// write of a blob takes the blob's own name (so the graph's outputs are named
+// as the net's), each earlier one a fresh "<blob>/<layer>" name.
+class OnnxGraphBuilder {
+ public:
+  OnnxGraphBuilder(const Net<float>& net, onnx::GraphProto* graph) : graph_(graph) {
+    for (const std::string& blob : net.blob_names()) used_.insert(blob);
+    for (const auto& ids : net.top_id_vecs()) {
+      for (int id : ids) ++writes_left_[net.blob_names()[id]];
+    }
+  }
+
+  // A name no value has yet.
+  std::string Fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+  // The value a layer writes to its top blob.
+  std::string Define(const std::string& blob, const std::string& layer) {
+    const std::string name = --writes_left_[blob] == 0 ? blob : Fresh(blob + "/" + layer);
+    current_[blob] = name;
+    return name;
+  }
+
+  // The value a blob holds now.
+  const std::string& Value(const std::string& blob) const { return current_.at(blob); }
+  void Alias(const std::string& blob, const std::string& value) {
+    --writes_left_[blob];
+    current_[blob] = value;
+  }
+
+  std::string FloatConstant(const std::string& base, const Shape& dims, const float* data) {
+    onnx::TensorProto* tensor = graph_->add_initializer();
+    tensor->set_name(Fresh(base));
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t dim : dims) {
+      tensor->add_dims(dim);
+      count *= dim;
+    }
+    // raw_data is little-endian, as the floats of the machines Crema runs on.
+    tensor->set_raw_data(data, count * sizeof(float));
+    return tensor->name();
+  }
+
+  std::string ScalarConstant(const std::string& base, float value) {
+    return FloatConstant(base, {}, &value);
+  }
+
+  std::string Int64Constant(const std::string& base, const Shape& values) {
+    onnx::TensorProto* tensor = graph_->add_initializer();
+    tensor->set_name(Fresh(base));
+    tensor->set_data_type(onnx::TensorProto::INT64);
+    tensor->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t value : values) tensor->add_int64_data(value);
+    return tensor->name();
+  }
+
+  onnx::NodeProto* Node(const std::string& op, const std::string& layer,
+                        const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs) {
+    onnx::NodeProto* node = graph_->add_node();
+    node->set_op_type(op);
+    node->set_name(Fresh(layer + "/" + op));
+    for (const std::string& input : inputs) node->add_input(input);
+    for (const std::string& output : outputs) node->add_output(output);
+    return node;
+  }
+
+  void AddInput(const std::string& name, const Shape& shape) {
+    onnx::ValueInfoProto* input = graph_->add_input();
+    input->set_name(name);
+    SetTensorType(input, shape);
+  }
+
+  void AddOutput(const std::string& name, const Shape& shape) {
+    onnx::ValueInfoProto* output = graph_->add_output();
+    output->set_name(name);
+    SetTensorType(output, shape);
+  }
+
+ private:
+  onnx::GraphProto* graph_;
+  std::set<std::string> used_;
+  std::map<std::string, int> writes_left_;
+  std::map<std::string, std::string> current_;
+};
+
+// One Caffe layer being written: its ONNX inputs and outputs and their shapes.
+struct LayerExport {
+  OnnxGraphBuilder& graph;
+  Layer<float>& layer;
+  const LayerParameter& param;
+  std::vector<std::string> bottoms;
+  std::vector<Shape> bottom_shapes;
+  std::vector<std::string> tops;
+  std::vector<Shape> top_shapes;
+
+  const std::string& name() const { return param.name(); }
+  // A value inside this layer's lowering (between its ONNX nodes).
+  std::string Temp(const std::string& what) { return graph.Fresh(name() + "/" + what); }
+  std::string Param(int index, const std::string& what) {
+    const Blob<float>& blob = *layer.blobs().at(index);
+    return graph.FloatConstant(name() + "/" + what, ToShape(blob.shape()), blob.cpu_data());
+  }
+  // Blob `index` reshaped to broadcast against bottom 0 from `axis` on.
+  std::string BroadcastBlob(int index, int axis, const std::string& what) {
+    const Blob<float>& blob = *layer.blobs().at(index);
+    return graph.FloatConstant(name() + "/" + what, BroadcastShape(ToShape(blob.shape()), axis),
+                               blob.cpu_data());
+  }
+  // ONNX broadcasts from the last axis; Caffe's per-channel blobs start at
+  // `axis`: trailing 1s align them there.
+  Shape BroadcastShape(Shape shape, int axis) const {
+    const size_t rank = bottom_shapes[0].size() - axis;
+    CREMA_REQUIRE(shape.size() <= rank, "layer '" << name() << "': parameter of rank "
+                                                  << shape.size() << " from axis " << axis);
+    shape.resize(rank, 1);
+    return shape;
+  }
+  int Axis(int axis) const {
+    const int rank = static_cast<int>(bottom_shapes[0].size());
+    return axis < 0 ? axis + rank : axis;
+  }
+  // A one-node layer: bottoms in, top 0 out.
+  onnx::NodeProto* Unary(const std::string& op) {
+    return graph.Node(op, name(), {bottoms[0]}, {tops[0]});
+  }
+};
+
+[[noreturn]] void Refuse(const LayerExport& e, const std::string& why) {
+  CREMA_FAIL("layer '" << e.name() << "' of type " << e.param.type()
+                       << " cannot be written as ONNX: " << why);
+}
+
+// ---- Vision layers ------------------------------------------------------
+
+// Caffe's per-axis value of a spatial field: the _h/_w pair where set (2-D
+// only), else the repeated field (one value for all axes or one per axis),
+// else the default.
+Shape SpatialValues(const LayerExport& e, const google::protobuf::RepeatedField<uint32_t>& values,
+                    bool has_hw, uint32_t h, uint32_t w, int axes, int64_t fallback) {
+  if (has_hw) {
+    if (axes != 2) Refuse(e, "_h/_w fields on a " + std::to_string(axes) + "-D input");
+    return {h, w};
+  }
+  if (values.empty()) return Shape(axes, fallback);
+  if (values.size() == 1) return Shape(axes, values[0]);
+  CREMA_REQUIRE(values.size() == axes, "layer '" << e.name() << "': " << values.size()
+                                                 << " values for " << axes << " axes");
+  return Shape(values.begin(), values.end());
+}
+
+Shape Twice(const Shape& pads) {
+  Shape both = pads;
+  both.insert(both.end(), pads.begin(), pads.end());
+  return both;
+}
+
+// Convolution and Deconvolution (ConvTranspose): Caffe's weights are laid
+// out as ONNX's, (out, in/group, k...) and (in, out/group, k...).
+void ExportConvolution(LayerExport& e, const std::string& op) {
+  const ConvolutionParameter& p = e.param.convolution_param();
+  if (e.Axis(p.axis()) != 1) Refuse(e, "channels on an axis other than 1");
+  if (e.bottoms.size() != 1) Refuse(e, "several bottoms");
+  const int axes = static_cast<int>(e.bottom_shapes[0].size()) - 2;
+  const Shape kernel =
+      SpatialValues(e, p.kernel_size(), p.has_kernel_h(), p.kernel_h(), p.kernel_w(), axes, 0);
+  const Shape stride =
+      SpatialValues(e, p.stride(), p.has_stride_h(), p.stride_h(), p.stride_w(), axes, 1);
+  const Shape pad = SpatialValues(e, p.pad(), p.has_pad_h(), p.pad_h(), p.pad_w(), axes, 0);
+  const Shape dilation = SpatialValues(e, p.dilation(), false, 0, 0, axes, 1);
+  std::vector<std::string> inputs = {e.bottoms[0], e.Param(0, "W")};
+  if (p.bias_term()) inputs.push_back(e.Param(1, "B"));
+  onnx::NodeProto* node = e.graph.Node(op, e.name(), inputs, {e.tops[0]});
+  SetInts(node, "kernel_shape", kernel);
+  SetInts(node, "strides", stride);
+  SetInts(node, "pads", Twice(pad));
+  SetInts(node, "dilations", dilation);
+  SetInt(node, "group", p.group());
+}
+
+struct PoolWindow {
+  int64_t kernel, stride, pad, size, pooled;
+};
+
+// The padding after the input that makes ONNX's floor-rounded size Caffe's
+// ceil-rounded (and clipped) one: set it rather than ceil_mode, whose
+// clipping of the last window differs between ONNX versions and runtimes.
+int64_t EndPad(const LayerExport& e, const PoolWindow& w, int64_t padded_before, int64_t size) {
+  const int64_t end =
+      std::max<int64_t>(0, (w.pooled - 1) * w.stride + w.kernel - size - padded_before);
+  if ((size + padded_before + end - w.kernel) / w.stride + 1 != w.pooled) {
+    Refuse(e, "its last window lies wholly in the padding");
+  }
+  return end;
+}
+
+std::vector<PoolWindow> PoolWindows(const LayerExport& e) {
+  const PoolingParameter& p = e.param.pooling_param();
+  if (e.bottom_shapes[0].size() != 4) Refuse(e, "pooling of a blob that is not 4-D");
+  const Shape k = p.has_kernel_h() ? Shape{p.kernel_h(), p.kernel_w()}
+                                   : Shape{p.kernel_size(), p.kernel_size()};
+  const Shape s =
+      p.has_stride_h() ? Shape{p.stride_h(), p.stride_w()} : Shape{p.stride(), p.stride()};
+  const Shape pad = p.has_pad_h() ? Shape{p.pad_h(), p.pad_w()} : Shape{p.pad(), p.pad()};
+  std::vector<PoolWindow> windows;
+  for (int i = 0; i < 2; ++i) {
+    windows.push_back({k[i], s[i], pad[i], e.bottom_shapes[0][2 + i], e.top_shapes[0][2 + i]});
+  }
+  return windows;
+}
+
+void SetPoolWindow(onnx::NodeProto* node, const std::vector<PoolWindow>& windows,
+                   const Shape& pads) {
+  SetInts(node, "kernel_shape", {windows[0].kernel, windows[1].kernel});
+  SetInts(node, "strides", {windows[0].stride, windows[1].stride});
+  SetInts(node, "pads", pads);
+}
+
+// MAX: padding never wins, as in Caffe (which clips the window to the input).
+void ExportMaxPool(LayerExport& e, const std::vector<PoolWindow>& windows) {
+  Shape pads = {windows[0].pad, windows[1].pad};
+  for (const PoolWindow& w : windows) pads.push_back(EndPad(e, w, w.pad, w.size));
+  SetPoolWindow(e.Unary("MaxPool"), windows, pads);
+}
+
+// AVE: Caffe divides by the window clipped to the padded input (zeros of the
+// padding counted, cells past it not). Padding with zeros first and then
+// counting only cells inside (count_include_pad=0) gives that divisor, also
+// for the last window, which ONNX's count_include_pad=1 would not.
+void ExportAvePool(LayerExport& e, const std::vector<PoolWindow>& windows) {
+  std::string input = e.bottoms[0];
+  if (windows[0].pad > 0 || windows[1].pad > 0) {
+    const Shape pads = {0, 0, windows[0].pad, windows[1].pad, 0, 0, windows[0].pad, windows[1].pad};
+    const std::string padded = e.Temp("padded");
+    e.graph.Node("Pad", e.name(), {input, e.graph.Int64Constant(e.name() + "/pads", pads)},
+                 {padded});
+    input = padded;
+  }
+  Shape pads = {0, 0};
+  for (const PoolWindow& w : windows) pads.push_back(EndPad(e, w, 0, w.size + 2 * w.pad));
+  onnx::NodeProto* node = e.graph.Node("AveragePool", e.name(), {input}, {e.tops[0]});
+  SetPoolWindow(node, windows, pads);
+  SetInt(node, "count_include_pad", 0);
+}
+
+void ExportPooling(LayerExport& e) {
+  const PoolingParameter& p = e.param.pooling_param();
+  if (e.tops.size() != 1) Refuse(e, "the MAX pooling mask top has no ONNX equivalent");
+  const bool max = p.pool() == PoolingParameter::MAX;
+  if (!max && p.pool() != PoolingParameter::AVE) Refuse(e, "STOCHASTIC pooling is random");
+  if (p.global_pooling()) {
+    e.Unary(max ? "GlobalMaxPool" : "GlobalAveragePool");
+    return;
+  }
+  const std::vector<PoolWindow> windows = PoolWindows(e);
+  if (max) {
+    ExportMaxPool(e, windows);
+  } else {
+    ExportAvePool(e, windows);
+  }
+}
+
+// Caffe's LRN and ONNX's both divide alpha by the window's size.
+void ExportLrn(LayerExport& e) {
+  const LRNParameter& p = e.param.lrn_param();
+  if (p.norm_region() != LRNParameter::ACROSS_CHANNELS) Refuse(e, "WITHIN_CHANNEL LRN");
+  onnx::NodeProto* node = e.Unary("LRN");
+  SetInt(node, "size", p.local_size());
+  SetFloat(node, "alpha", p.alpha());
+  SetFloat(node, "beta", p.beta());
+  SetFloat(node, "bias", p.k());
+}
+
+// ---- Neuron layers ------------------------------------------------------
+
+void ExportRelu(LayerExport& e) {
+  const float slope = e.param.relu_param().negative_slope();
+  if (slope == 0) {
+    e.Unary("Relu");
+  } else {
+    SetFloat(e.Unary("LeakyRelu"), "alpha", slope);
+  }
+}
+
+void ExportPrelu(LayerExport& e) {
+  // The slopes (one per channel, or one shared) broadcast from axis 1.
+  const std::string slope = e.BroadcastBlob(0, 1, "slope");
+  e.graph.Node("PRelu", e.name(), {e.bottoms[0], slope}, {e.tops[0]});
+}
+
+void ExportElu(LayerExport& e) { SetFloat(e.Unary("Elu"), "alpha", e.param.elu_param().alpha()); }
+
+// x -> scale * x + shift, as nodes only where they change x; `out` is the
+// value to write (empty: a fresh one). Returns the value written.
+std::string Affine(LayerExport& e, std::string x, float scale, float shift,
+                   const std::string& out) {
+  const bool last_is_shift = shift != 0;
+  if (scale != 1) {
+    const std::string y = last_is_shift || out.empty() ? e.Temp("scaled") : out;
+    e.graph.Node("Mul", e.name(), {x, e.graph.ScalarConstant(e.name() + "/scale", scale)}, {y});
+    x = y;
+  }
+  if (shift != 0) {
+    const std::string y = out.empty() ? e.Temp("shifted") : out;
+    e.graph.Node("Add", e.name(), {x, e.graph.ScalarConstant(e.name() + "/shift", shift)}, {y});
+    x = y;
+  }
+  if (!out.empty() && x != out) e.graph.Node("Identity", e.name(), {x}, {out});
+  return out.empty() ? x : out;
+}
+
+// y = (shift + scale * x) ^ power
+void ExportPower(LayerExport& e) {
+  const PowerParameter& p = e.param.power_param();
+  if (p.power() == 1) {
+    Affine(e, e.bottoms[0], p.scale(), p.shift(), e.tops[0]);
+    return;
+  }
+  const std::string base = Affine(e, e.bottoms[0], p.scale(), p.shift(), "");
+  e.graph.Node("Pow", e.name(), {base, e.graph.ScalarConstant(e.name() + "/power", p.power())},
+               {e.tops[0]});
+}
+
+// y = base ^ (shift + scale * x) = exp(ln(base) * (shift + scale * x))
+void ExportExp(LayerExport& e) {
+  const ExpParameter& p = e.param.exp_param();
+  const float log_base = p.base() == -1 ? 1 : std::log(p.base());
+  const std::string x = Affine(e, e.bottoms[0], log_base * p.scale(), log_base * p.shift(), "");
+  e.graph.Node("Exp", e.name(), {x}, {e.tops[0]});
+}
+
+// y = log_base(shift + scale * x) = ln(shift + scale * x) / ln(base)
+void ExportLog(LayerExport& e) {
+  const LogParameter& p = e.param.log_param();
+  const std::string x = Affine(e, e.bottoms[0], p.scale(), p.shift(), "");
+  if (p.base() == -1) {
+    e.graph.Node("Log", e.name(), {x}, {e.tops[0]});
+    return;
+  }
+  const std::string ln = e.Temp("ln");
+  e.graph.Node("Log", e.name(), {x}, {ln});
+  Affine(e, ln, 1 / std::log(p.base()), 0, e.tops[0]);
+}
+
+// At test time Caffe's Dropout copies (training scaled the kept values).
+void ExportDropout(LayerExport& e) { e.Unary("Identity"); }
+
+// ---- Normalization, scale and bias --------------------------------------
+
+// y = (x - mean) / sqrt(var + eps) with Caffe's stored statistics, which are
+// sums to divide by the scale-factor blob (0: none accumulated).
+void ExportBatchNorm(LayerExport& e) {
+  const BatchNormParameter& p = e.param.batch_norm_param();
+  if (p.has_use_global_stats() && !p.use_global_stats()) {
+    Refuse(e, "use_global_stats: false normalizes by the batch's own statistics");
+  }
+  const auto& blobs = e.layer.blobs();
+  const float stored = blobs[2]->cpu_data()[0];
+  const float factor = stored == 0 ? 0 : 1 / stored;
+  const int64_t channels = blobs[0]->count();
+  std::vector<float> mean(channels), var(channels), ones(channels, 1), zeros(channels, 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    mean[c] = blobs[0]->cpu_data()[c] * factor;
+    var[c] = blobs[1]->cpu_data()[c] * factor;
+  }
+  const std::string name = e.name();
+  onnx::NodeProto* node =
+      e.graph.Node("BatchNormalization", name,
+                   {e.bottoms[0], e.graph.FloatConstant(name + "/scale", {channels}, ones.data()),
+                    e.graph.FloatConstant(name + "/B", {channels}, zeros.data()),
+                    e.graph.FloatConstant(name + "/mean", {channels}, mean.data()),
+                    e.graph.FloatConstant(name + "/var", {channels}, var.data())},
+                   {e.tops[0]});
+  SetFloat(node, "epsilon", p.eps());
+}
+
+// The factor or term of Scale and Bias: a learned blob, or bottom 1 reshaped
+// to broadcast from `axis`.
+std::string Operand(LayerExport& e, int blob_index, int axis, const std::string& what) {
+  if (e.bottoms.size() == 1) return e.BroadcastBlob(blob_index, axis, what);
+  const std::string reshaped = e.Temp(what);
+  const Shape shape = e.BroadcastShape(e.bottom_shapes[1], axis);
+  e.graph.Node("Reshape", e.name(),
+               {e.bottoms[1], e.graph.Int64Constant(e.name() + "/" + what + "_shape", shape)},
+               {reshaped});
+  return reshaped;
+}
+
+void ExportScale(LayerExport& e) {
+  const ScaleParameter& p = e.param.scale_param();
+  const int axis = e.Axis(p.axis());
+  const std::string factor = Operand(e, 0, axis, "scale");
+  if (!p.bias_term()) {
+    e.graph.Node("Mul", e.name(), {e.bottoms[0], factor}, {e.tops[0]});
+    return;
+  }
+  const std::string scaled = e.Temp("scaled");
+  e.graph.Node("Mul", e.name(), {e.bottoms[0], factor}, {scaled});
+  const int bias_blob = e.bottoms.size() == 1 ? 1 : 0;
+  const std::string bias = e.BroadcastBlob(bias_blob, axis, "bias");
+  e.graph.Node("Add", e.name(), {scaled, bias}, {e.tops[0]});
+}
+
+void ExportBias(LayerExport& e) {
+  const std::string bias = Operand(e, 0, e.Axis(e.param.bias_param().axis()), "bias");
+  e.graph.Node("Add", e.name(), {e.bottoms[0], bias}, {e.tops[0]});
+}
+
+// ---- Common layers ------------------------------------------------------
+
+// Caffe flattens from `axis` into the inner dimension; Gemm's output is
+// reshaped back where the top keeps more than two axes.
+void ExportInnerProduct(LayerExport& e) {
+  const InnerProductParameter& p = e.param.inner_product_param();
+  const std::string flat = e.Temp("flat");
+  SetInt(e.graph.Node("Flatten", e.name(), {e.bottoms[0]}, {flat}), "axis", e.Axis(p.axis()));
+  const bool reshape = e.top_shapes[0].size() != 2;
+  const std::string product = reshape ? e.Temp("product") : e.tops[0];
+  std::vector<std::string> inputs = {flat, e.Param(0, "W")};
+  if (p.bias_term()) inputs.push_back(e.Param(1, "B"));
+  SetInt(e.graph.Node("Gemm", e.name(), inputs, {product}), "transB", p.transpose() ? 0 : 1);
+  if (reshape) {
+    e.graph.Node("Reshape", e.name(),
+                 {product, e.graph.Int64Constant(e.name() + "/shape", e.top_shapes[0])},
+                 {e.tops[0]});
+  }
+}
+
+// Flatten and Reshape: the net knows the top's shape (Caffe's 0 and -1
+// resolved), so the ONNX Reshape gets it whole.
+void ExportReshape(LayerExport& e) {
+  e.graph.Node("Reshape", e.name(),
+               {e.bottoms[0], e.graph.Int64Constant(e.name() + "/shape", e.top_shapes[0])},
+               {e.tops[0]});
+}
+
+void ExportSoftmax(LayerExport& e) {
+  SetInt(e.Unary("Softmax"), "axis", e.Axis(e.param.softmax_param().axis()));
+}
+
+void ExportConcat(LayerExport& e) {
+  const ConcatParameter& p = e.param.concat_param();
+  const int axis = p.has_concat_dim() ? static_cast<int>(p.concat_dim()) : e.Axis(p.axis());
+  SetInt(e.graph.Node("Concat", e.name(), e.bottoms, {e.tops[0]}), "axis", axis);
+}
+
+void ExportSlice(LayerExport& e) {
+  const SliceParameter& p = e.param.slice_param();
+  const int axis = p.has_slice_dim() ? static_cast<int>(p.slice_dim()) : e.Axis(p.axis());
+  Shape sizes;
+  for (const Shape& top : e.top_shapes) sizes.push_back(top[axis]);
+  onnx::NodeProto* node = e.graph.Node(
+      "Split", e.name(), {e.bottoms[0], e.graph.Int64Constant(e.name() + "/sizes", sizes)}, e.tops);
+  SetInt(node, "axis", axis);
+}
+
+// ONNX's Mul is binary: products and weighted sums are chains.
+void ExportEltwiseChain(LayerExport& e, const std::string& op, std::vector<std::string> terms) {
+  std::string sum = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) {
+    const std::string out = i + 1 == terms.size() ? e.tops[0] : e.Temp(op);
+    e.graph.Node(op, e.name(), {sum, terms[i]}, {out});
+    sum = out;
+  }
+}
+
+void ExportEltwise(LayerExport& e) {
+  const EltwiseParameter& p = e.param.eltwise_param();
+  if (e.bottoms.size() < 2) Refuse(e, "fewer than two bottoms");
+  if (p.operation() == EltwiseParameter::PROD) {
+    ExportEltwiseChain(e, "Mul", e.bottoms);
+  } else if (p.operation() == EltwiseParameter::MAX) {
+    e.graph.Node("Max", e.name(), e.bottoms, {e.tops[0]});
+  } else {
+    std::vector<std::string> terms = e.bottoms;
+    for (int i = 0; i < p.coeff_size(); ++i) {
+      if (p.coeff(i) != 1) terms[i] = Affine(e, e.bottoms[i], p.coeff(i), 0, "");
+    }
+    ExportEltwiseChain(e, "Add", terms);
+  }
+}
+
+// Caffe's ArgMax (top_k 1, indices only) gives float indices; ONNX int64.
+void ExportArgMax(LayerExport& e) {
+  const ArgMaxParameter& p = e.param.argmax_param();
+  if (p.top_k() != 1 || p.out_max_val()) Refuse(e, "top_k > 1 or out_max_val");
+  std::string input = e.bottoms[0];
+  int axis = p.has_axis() ? e.Axis(p.axis()) : 1;
+  if (!p.has_axis()) {  // Caffe takes the argmax over each item's values.
+    input = e.Temp("flat");
+    SetInt(e.graph.Node("Flatten", e.name(), {e.bottoms[0]}, {input}), "axis", 1);
+  }
+  const std::string index = e.Temp("index");
+  onnx::NodeProto* argmax = e.graph.Node("ArgMax", e.name(), {input}, {index});
+  SetInt(argmax, "axis", axis);
+  SetInt(argmax, "keepdims", 1);
+  const std::string as_float = e.Temp("float_index");
+  SetInt(e.graph.Node("Cast", e.name(), {index}, {as_float}), "to", onnx::TensorProto::FLOAT);
+  e.graph.Node("Reshape", e.name(),
+               {as_float, e.graph.Int64Constant(e.name() + "/shape", e.top_shapes[0])},
+               {e.tops[0]});
+}
+
+using LayerWriter = std::function<void(LayerExport&)>;
+
+// The layer types the exporter writes, by Caffe's type string.
+const std::map<std::string, LayerWriter>& LayerWriters() {
+  static const std::map<std::string, LayerWriter> writers = {
+      {"Convolution", [](LayerExport& e) { ExportConvolution(e, "Conv"); }},
+      {"Deconvolution", [](LayerExport& e) { ExportConvolution(e, "ConvTranspose"); }},
+      {"Pooling", ExportPooling},
+      {"LRN", ExportLrn},
+      {"InnerProduct", ExportInnerProduct},
+      {"ReLU", ExportRelu},
+      {"PReLU", ExportPrelu},
+      {"ELU", ExportElu},
+      {"Sigmoid", [](LayerExport& e) { e.Unary("Sigmoid"); }},
+      {"TanH", [](LayerExport& e) { e.Unary("Tanh"); }},
+      {"AbsVal", [](LayerExport& e) { e.Unary("Abs"); }},
+      {"BNLL", [](LayerExport& e) { e.Unary("Softplus"); }},
+      {"Power", ExportPower},
+      {"Exp", ExportExp},
+      {"Log", ExportLog},
+      {"Dropout", ExportDropout},
+      {"BatchNorm", ExportBatchNorm},
+      {"Scale", ExportScale},
+      {"Bias", ExportBias},
+      {"Flatten", ExportReshape},
+      {"Reshape", ExportReshape},
+      {"Softmax", ExportSoftmax},
+      {"Concat", ExportConcat},
+      {"Slice", ExportSlice},
+      {"Eltwise", ExportEltwise},
+      {"ArgMax", ExportArgMax},
+  };
+  return writers;
+}
+
+std::string SupportedTypes() {
+  std::string list = "Input, Split";
+  for (const auto& entry : LayerWriters()) list += ", " + entry.first;
+  return list;
+}
+
+// ---- The net ------------------------------------------------------------
+
+void ExportInputs(const Net<float>& net, int layer_index, OnnxGraphBuilder* graph) {
+  const std::string& layer = net.layer_names()[layer_index];
+  for (int id : net.top_id_vecs()[layer_index]) {
+    const std::string& blob = net.blob_names()[id];
+    graph->AddInput(graph->Define(blob, layer), ToShape(net.blobs()[id]->shape()));
+  }
+}
+
+void ExportLayer(const Net<float>& net, int layer_index, OnnxGraphBuilder* graph) {
+  Layer<float>& layer = *net.layers()[layer_index];
+  const LayerParameter& param = layer.layer_param();
+  LayerExport e{*graph, layer, param, {}, {}, {}, {}};
+  for (int id : net.bottom_id_vecs()[layer_index]) {
+    e.bottoms.push_back(graph->Value(net.blob_names()[id]));
+    e.bottom_shapes.push_back(ToShape(net.blobs()[id]->shape()));
+  }
+  // Split (the net's fan-out of a blob to several consumers) is no node:
+  // its tops are the bottom's value.
+  if (param.type() == "Split") {
+    for (int id : net.top_id_vecs()[layer_index]) graph->Alias(net.blob_names()[id], e.bottoms[0]);
+    return;
+  }
+  const auto writer = LayerWriters().find(param.type());
+  if (writer == LayerWriters().end()) {
+    Refuse(e, "no ONNX equivalent is written for this type (written: " + SupportedTypes() + ")");
+  }
+  for (int id : net.top_id_vecs()[layer_index]) {
+    e.tops.push_back(graph->Define(net.blob_names()[id], param.name()));
+    e.top_shapes.push_back(ToShape(net.blobs()[id]->shape()));
+  }
+  writer->second(e);
+}
+
+void ExportGraph(const Net<float>& net, onnx::GraphProto* graph_proto) {
+  graph_proto->set_name(net.name().empty() ? "crema" : net.name());
+  OnnxGraphBuilder graph(net, graph_proto);
+  // The net's inputs are its Input layers' tops.
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    if (net.layers()[i]->layer_param().type() == "Input") {
+      ExportInputs(net, static_cast<int>(i), &graph);
+    } else {
+      ExportLayer(net, static_cast<int>(i), &graph);
+    }
+  }
+  for (int id : net.output_blob_indices()) {
+    graph.AddOutput(graph.Value(net.blob_names()[id]), ToShape(net.blobs()[id]->shape()));
+  }
+}
+
+}  // namespace
+
+std::string NetToOnnx(const Net<float>& net, const OnnxExportOptions& options) {
+  CREMA_REQUIRE(options.opset >= kOnnxMinOpset && options.opset <= kOnnxMaxOpset,
+                "ONNX opset " << options.opset << " asked for; the exporter writes opsets "
+                              << kOnnxMinOpset << " to " << kOnnxMaxOpset);
+  CREMA_REQUIRE(net.phase() == TEST, "net '" << net.name() << "': export a TEST-phase net");
+  onnx::ModelProto model;
+  // IR version 7 came with opset 13 (ONNX 1.8), 8 with opset 15 (ONNX 1.10).
+  model.set_ir_version(options.opset >= 15 ? 8 : 7);
+  model.set_producer_name("crema");
+  onnx::OperatorSetIdProto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(options.opset);
+  ExportGraph(net, model.mutable_graph());
+  std::string bytes;
+  CREMA_REQUIRE(model.SerializeToString(&bytes),
+                "net '" << net.name() << "': the ONNX model does not serialize (over 2 GB?)");
+  return bytes;
+}
+
+void ExportOnnx(const std::string& model_file, const std::string& weights_file,
+                const std::string& output_file, const OnnxExportOptions& options) {
+  Net<float> net(model_file, TEST);
+  net.CopyTrainedLayersFrom(weights_file);
+  const std::string bytes = NetToOnnx(net, options);
+  std::ofstream out(output_file, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  CREMA_REQUIRE(out, output_file << ": cannot write the ONNX model");
+}
+
+}  // namespace crema
+
+#endif  // CREMA_ONNX

@@ -1,0 +1,121 @@
+// `crema export`'s graph: which ONNX nodes and initializers a net becomes.
+// That the model computes what the net computes is checked by a second
+// runtime in tests/python/test_onnx_export.py.
+#ifdef CREMA_ONNX
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crema/net.hpp"
+#include "crema/util/onnx_export.hpp"
+#include "test_common.hpp"
+#include "test_error_message.hpp"
+
+namespace crema {
+namespace {
+
+// conv -> BatchNorm -> ReLU in place -> pool -> ip -> softmax.
+const char kTinyNet[] =
+    "name: 'tiny' "
+    "layer { name: 'data' type: 'Input' top: 'data'"
+    "  input_param { shape { dim: 1 dim: 2 dim: 6 dim: 6 } } }"
+    "layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'"
+    "  convolution_param { num_output: 3 kernel_size: 3 pad: 1 group: 1 } }"
+    "layer { name: 'bn' type: 'BatchNorm' bottom: 'conv' top: 'conv' }"
+    "layer { name: 'relu' type: 'ReLU' bottom: 'conv' top: 'conv' }"
+    "layer { name: 'pool' type: 'Pooling' bottom: 'conv' top: 'pool'"
+    "  pooling_param { pool: MAX kernel_size: 3 stride: 2 } }"
+    "layer { name: 'ip' type: 'InnerProduct' bottom: 'pool' top: 'ip'"
+    "  inner_product_param { num_output: 4 } }"
+    "layer { name: 'prob' type: 'Softmax' bottom: 'ip' top: 'prob' }";
+
+std::unique_ptr<Net<float>> TestNet(const std::string& text) {
+  NetParameter param = ParseNet(text);
+  param.mutable_state()->set_phase(TEST);
+  return std::unique_ptr<Net<float>>(new Net<float>(param));
+}
+
+onnx::ModelProto Export(const Net<float>& net) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(NetToOnnx(net)));
+  return model;
+}
+
+TEST(OnnxExportTest, TinyNetBecomesItsNodesAndInitializers) {
+  const std::unique_ptr<Net<float>> net = TestNet(kTinyNet);
+  const onnx::ModelProto model = Export(*net);
+  ASSERT_EQ(model.opset_import_size(), 1);
+  EXPECT_EQ(model.opset_import(0).version(), 13);
+  const onnx::GraphProto& graph = model.graph();
+  std::vector<std::string> ops;
+  for (const auto& node : graph.node()) ops.push_back(node.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "BatchNormalization", "Relu", "MaxPool",
+                                           "Flatten", "Gemm", "Softmax"}));
+  std::map<std::string, std::vector<int64_t>> initializers;
+  for (const auto& tensor : graph.initializer()) {
+    initializers[tensor.name()].assign(tensor.dims().begin(), tensor.dims().end());
+  }
+  EXPECT_EQ(initializers.at("conv/W"), (std::vector<int64_t>{3, 2, 3, 3}));
+  EXPECT_EQ(initializers.at("conv/B"), (std::vector<int64_t>{3}));
+  EXPECT_EQ(initializers.at("bn/mean"), (std::vector<int64_t>{3}));
+  EXPECT_EQ(initializers.at("ip/W"), (std::vector<int64_t>{4, 27}));
+  ASSERT_EQ(graph.input_size(), 1);
+  EXPECT_EQ(graph.input(0).name(), "data");
+  ASSERT_EQ(graph.output_size(), 1);
+  EXPECT_EQ(graph.output(0).name(), "prob");
+}
+
+// conv's blob is written three times (conv, bn, relu in place): each ONNX
+// value once, the last under the blob's own name.
+TEST(OnnxExportTest, InPlaceLayersWriteFreshValues) {
+  const std::unique_ptr<Net<float>> net = TestNet(kTinyNet);
+  const onnx::GraphProto graph = Export(*net).graph();
+  EXPECT_EQ(graph.node(0).output(0), "conv/conv");
+  EXPECT_EQ(graph.node(1).input(0), "conv/conv");
+  EXPECT_EQ(graph.node(1).output(0), "conv/bn");
+  EXPECT_EQ(graph.node(2).output(0), "conv");
+  EXPECT_EQ(graph.node(3).input(0), "conv");
+}
+
+// 6 -> ceil((6 - 3) / 2) + 1 = 3 in Caffe, 2 with ONNX's floor: one more
+// cell of padding after the input.
+TEST(OnnxExportTest, PoolingPadsForCaffesCeilRounding) {
+  const std::unique_ptr<Net<float>> net = TestNet(kTinyNet);
+  const onnx::GraphProto graph = Export(*net).graph();
+  const onnx::NodeProto& pool = graph.node(3);
+  ASSERT_EQ(pool.op_type(), "MaxPool");
+  for (const auto& attribute : pool.attribute()) {
+    if (attribute.name() == "pads") {
+      EXPECT_EQ(std::vector<int64_t>(attribute.ints().begin(), attribute.ints().end()),
+                (std::vector<int64_t>{0, 0, 1, 1}));
+    }
+  }
+}
+
+TEST(OnnxExportTest, LayerWithoutOnnxEquivalentIsAnErrorNamingIt) {
+  const std::unique_ptr<Net<float>> net = TestNet(
+      "layer { name: 'data' type: 'Input' top: 'data' top: 'cont'"
+      "  input_param { shape { dim: 2 dim: 1 dim: 3 } shape { dim: 2 dim: 1 } } }"
+      "layer { name: 'lstm1' type: 'LSTM' bottom: 'data' bottom: 'cont' top: 'lstm1'"
+      "  recurrent_param { num_output: 4 } }");
+  const std::string message = ErrorMessageOf([&] { NetToOnnx(*net); });
+  EXPECT_NE(message.find("layer 'lstm1' of type LSTM"), std::string::npos) << message;
+}
+
+TEST(OnnxExportTest, OpsetOutsideTheWrittenRangeIsAnError) {
+  const std::unique_ptr<Net<float>> net = TestNet(kTinyNet);
+  OnnxExportOptions options;
+  options.opset = 9;
+  const std::string message = ErrorMessageOf([&] { NetToOnnx(*net, options); });
+  EXPECT_NE(message.find("opset 9"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace crema
+
+#endif  // CREMA_ONNX
