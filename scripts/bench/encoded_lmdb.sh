@@ -22,6 +22,7 @@ build=${1:-build/release}
 rounds=${ROUNDS:-5}
 iterations=${ITERATIONS:-1000}
 source scripts/bench/pytorch_setup.sh  # median
+source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target crema convert_mnist_data convert_imageset >/dev/null
@@ -30,35 +31,16 @@ data/fashion_mnist/create_fashion_png_lmdb.sh "$build" >/dev/null
 
 work=$(mktemp -d /tmp/crema_bench_encoded_lmdb_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# A solver over NET for the benchmark: no test pass, no snapshot.
-solver() {
-  cat >"$work/$1_solver.prototxt" <<EOF
-net: "$2"
-test_iter: 1
-test_interval: 100000000
-test_initialization: false
-base_lr: 0.01
-momentum: 0.9
-weight_decay: 0.0005
-lr_policy: "inv"
-gamma: 0.0001
-power: 0.75
-display: 100
-max_iter: $iterations
-snapshot_after_train: false
-random_seed: 1
-solver_mode: CPU
-EOF
-}
-solver plain models/lenet/lenet_train_test.prototxt
-solver encoded models/lenet_images/lenet_train_test_encoded_lmdb.prototxt
+write_lenet_bench_solver "$work/plain_solver.prototxt" models/lenet/lenet_train_test.prototxt \
+  "$iterations"
+write_lenet_bench_solver "$work/encoded_solver.prototxt" \
+  models/lenet_images/lenet_train_test_encoded_lmdb.prototxt "$iterations"
 
 # Images/s of one training run over the named database.
 rate() {
   "$build/bin/crema" train --solver="$work/$1_solver.prototxt" >"$work/run.log" 2>&1 ||
     { tail -n 20 "$work/run.log" >&2; exit 1; }
-  sed -n 's/.*Iteration [0-9]* (\([0-9.]*\) iter\/s.*/\1/p' "$work/run.log" | tail -n +2 |
-    awk '{ sum += $1; n++ } END { if (n) printf "%.1f\n", 64 * sum / n }'
+  log_images_per_second "$work/run.log" 64
 }
 
 declare -A runs

@@ -17,6 +17,7 @@ build=${1:-build/release}
 rounds=${ROUNDS:-5}
 iterations=${ITERATIONS:-1000}
 source scripts/bench/pytorch_setup.sh  # median
+source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake "$build" -DCREMA_PYTHON=ON >/dev/null
@@ -25,29 +26,12 @@ data/fashion_mnist/create_fashion_mnist.sh "$build" >/dev/null
 
 work=$(mktemp -d /tmp/crema_bench_python_step_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cat >"$work/solver.prototxt" <<SOLVER
-net: "models/lenet/lenet_train_test.prototxt"
-test_iter: 1
-test_interval: 100000000
-test_initialization: false
-base_lr: 0.01
-momentum: 0.9
-weight_decay: 0.0005
-lr_policy: "inv"
-gamma: 0.0001
-power: 0.75
-display: 100
-max_iter: $iterations
-snapshot_after_train: false
-random_seed: 1
-solver_mode: CPU
-SOLVER
+write_lenet_bench_solver "$work/solver.prototxt" models/lenet/lenet_train_test.prototxt "$iterations"
 
 tool_rate() {
   "$build/bin/crema" train --solver="$work/solver.prototxt" >"$work/tool.log" 2>&1 ||
     { tail -n 20 "$work/tool.log" >&2; exit 1; }
-  sed -n 's/.*Iteration [0-9]* (\([0-9.]*\) iter\/s.*/\1/p' "$work/tool.log" | tail -n +2 |
-    awk '{ sum += $1; n++ } END { if (n) printf "%.1f\n", 64 * sum / n }'
+  log_images_per_second "$work/tool.log" 64
 }
 
 python_rate() {

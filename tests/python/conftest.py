@@ -32,6 +32,17 @@ def compat():
     return COMPAT
 
 
+def central_difference(objective, array, index, step=1e-2):
+    """(objective() with array[index] + step - the same with - step) / 2 step,
+    array[index] restored after."""
+    array[index] += step
+    up = objective()
+    array[index] -= 2 * step
+    down = objective()
+    array[index] += step
+    return (up - down) / (2 * step)
+
+
 def lenet_prototxt(compat, batch=16, test_batch=20):
     """BVLC's LeNet train/test net over the compat LMDB, with small batches."""
     text = (compat / "lenet_fashion/lenet_train_test.prototxt").read_text()

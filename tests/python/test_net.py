@@ -11,7 +11,7 @@ import pytest
 
 import crema
 from crema.proto import crema_pb2
-from conftest import lenet_prototxt
+from conftest import central_difference, lenet_prototxt
 
 DEPLOY_INPUT = 'layer { name: "data" type: "Input" top: "data" ' \
                'input_param { shape { dim: 2 dim: 1 dim: 28 dim: 28 } } }\n'
@@ -130,22 +130,13 @@ def test_backward_matches_finite_differences(tmp_path):
     grad = net.backward(prob=weights)["data"].copy()
     ip1_grad = net.params["ip1"][0].diff.copy()
     objective = lambda: float(np.sum(weights * net.forward(data=inputs)["prob"]))  # noqa: E731
-    step = 1e-2
     for index in np.ndindex(inputs.shape):
-        inputs[index] += step
-        up = objective()
-        inputs[index] -= 2 * step
-        down = objective()
-        inputs[index] += step
-        assert grad[index] == pytest.approx((up - down) / (2 * step), rel=0.02, abs=2e-4)
+        numeric = central_difference(objective, inputs, index)
+        assert grad[index] == pytest.approx(numeric, rel=0.02, abs=2e-4)
     weight = net.params["ip1"][0].data
     for index in [(0, 0), (2, 3), (4, 5)]:
-        weight[index] += step
-        up = objective()
-        weight[index] -= 2 * step
-        down = objective()
-        weight[index] += step
-        assert ip1_grad[index] == pytest.approx((up - down) / (2 * step), rel=0.02, abs=2e-4)
+        numeric = central_difference(objective, weight, index)
+        assert ip1_grad[index] == pytest.approx(numeric, rel=0.02, abs=2e-4)
 
 
 def test_forward_start_end_and_extra_blobs(deploy):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import crema
-from conftest import lenet_prototxt
+from conftest import central_difference, lenet_prototxt
 
 LAYERS = '''
 import threading
@@ -99,21 +99,11 @@ def test_python_layer_gradients_match_finite_differences(layer_dir):
     objective()
     dx = net.backward(y=dy)["x"].copy()
     da = float(net.params["sq"][0].diff[0])
-    step = 1e-2
     for index in np.ndindex(x.shape):
-        x[index] += step
-        up = objective()
-        x[index] -= 2 * step
-        down = objective()
-        x[index] += step
-        assert dx[index] == pytest.approx((up - down) / (2 * step), rel=1e-2, abs=1e-3)
+        assert dx[index] == pytest.approx(central_difference(objective, x, index),
+                                          rel=1e-2, abs=1e-3)
     a = net.params["sq"][0].data
-    a[0] += step
-    up = objective()
-    a[0] -= 2 * step
-    down = objective()
-    a[0] += step
-    assert da == pytest.approx((up - down) / (2 * step), rel=1e-2)
+    assert da == pytest.approx(central_difference(objective, a, (0,)), rel=1e-2)
 
 
 def test_python_layer_blobs_are_saved_with_the_net(layer_dir):
