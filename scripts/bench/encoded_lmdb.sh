@@ -22,7 +22,7 @@ build=${1:-build/release}
 rounds=${ROUNDS:-5}
 iterations=${ITERATIONS:-1000}
 source scripts/bench/pytorch_setup.sh  # median
-source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second
+source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second, print_median_with_range
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target crema convert_mnist_data convert_imageset >/dev/null
@@ -61,10 +61,8 @@ declare -A med
 echo "LeNet training, batch 64, $iterations iterations, images/s, median (min-max) of $rounds alternating rounds:"
 for db in plain encoded; do
   read -r -a values <<<"${runs[$db]}"
-  med[$db]=$(printf '%s\n' "${values[@]}" | median)
-  sorted=$(printf '%s\n' "${values[@]}" | sort -g)
-  printf '  %-8s %8.1f  (%s-%s)\n' "$db" "${med[$db]}" "$(head -n1 <<<"$sorted")" \
-    "$(tail -n1 <<<"$sorted")"
+  print_median_with_range "$db" "${values[@]}"
+  med[$db]=$median_rate
 done
 awk -v e="${med[encoded]}" -v p="${med[plain]}" \
   'BEGIN { printf "  encoded/plain: %.3f   (goal >= 0.9)\n", e / p }'

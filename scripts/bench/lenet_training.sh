@@ -30,3 +30,15 @@ log_images_per_second() {  # LOG BATCH
   sed -n 's/.*Iteration [0-9]* (\([0-9.]*\) iter\/s.*/\1/p' "$1" | tail -n +2 |
     awk -v batch="$2" '{ sum += $1; n++ } END { if (n) printf "%.1f\n", batch * sum / n }'
 }
+
+# Prints "  LABEL  median  (min-max)" of the rates given as arguments and sets
+# the global `median_rate` to the median (median() comes from pytorch_setup.sh).
+print_median_with_range() {  # LABEL RATE...
+  local label=$1
+  shift
+  local sorted
+  sorted=$(printf '%s\n' "$@" | sort -g)
+  median_rate=$(median <<<"$sorted")
+  printf '  %-8s %8.1f  (%s-%s)\n' "$label" "$median_rate" "$(head -n1 <<<"$sorted")" \
+    "$(tail -n1 <<<"$sorted")"
+}

@@ -17,7 +17,7 @@ build=${1:-build/release}
 rounds=${ROUNDS:-5}
 iterations=${ITERATIONS:-1000}
 source scripts/bench/pytorch_setup.sh  # median
-source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second
+source scripts/bench/lenet_training.sh  # write_lenet_bench_solver, log_images_per_second, print_median_with_range
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake "$build" -DCREMA_PYTHON=ON >/dev/null
@@ -63,10 +63,8 @@ declare -A med
 echo "LeNet training, batch 64, $iterations iterations, images/s, median (min-max) of $rounds alternating rounds:"
 for kind in tool python; do
   read -r -a values <<<"${runs[$kind]}"
-  med[$kind]=$(printf '%s\n' "${values[@]}" | median)
-  sorted=$(printf '%s\n' "${values[@]}" | sort -g)
-  printf '  %-7s %8.1f  (%s-%s)\n' "$kind" "${med[$kind]}" "$(head -n1 <<<"$sorted")" \
-    "$(tail -n1 <<<"$sorted")"
+  print_median_with_range "$kind" "${values[@]}"
+  med[$kind]=$median_rate
 done
 awk -v p="${med[python]}" -v t="${med[tool]}" \
   'BEGIN { printf "  python/tool: %.3f   (goal >= 0.97)\n", p / t }'
