@@ -98,6 +98,35 @@ TYPED_TEST(NetTest, LossIsMeanNegativeLogLikelihood) {
 // difference of the whole net's loss: splits, in-place layers and the
 // backward order are all wired right.
 // In double precision, where finite differences are accurate enough to tell.
+// Bad input that used to abort or pass silently: an input never shaped, and
+// a weights file with no layers.
+TEST(NetInputErrorsTest, UnshapedInputAndEmptyWeightsAreUserErrors) {
+  auto net = MakeNet<float>(
+      "name: 'n' layer { name: 'x' type: 'Input' top: 'x' }\n"
+      "layer { name: 'r' type: 'ReLU' bottom: 'x' top: 'y' }",
+      TEST);
+  try {
+    net->Forward();
+    FAIL() << "an unshaped input ran forward";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input blob 'x' has no shape"), std::string::npos)
+        << e.what();
+  }
+  net->input_blobs()[0]->Reshape(std::vector<int>{2, 3});  // shaped by its caller: runs
+  net->Reshape();
+  net->Forward();
+  const std::string empty = ::testing::TempDir() + "empty_weights.caffemodel";
+  WriteFileAtomically(empty, "");
+  try {
+    net->CopyTrainedLayersFrom(empty);
+    FAIL() << "an empty weights file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("empty_weights.caffemodel: holds no layers"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(NetGradientTest, ParameterGradientsMatchFiniteDifferences) {
   using Dtype = double;
   auto net = MakeNet<Dtype>(kSmallNet, TEST);  // TEST has the splits

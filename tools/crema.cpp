@@ -8,6 +8,7 @@
 //   crema device_query [--gpu=N]
 //   crema export --model=DEPLOY --weights=W --output=X.onnx [--opset=13]
 #include <gflags/gflags.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,8 +23,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "classify.hpp"
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
@@ -31,17 +30,16 @@
 #include "crema/parallel.hpp"
 #include "crema/reporter.hpp"
 #include "crema/sgd_solvers.hpp"
-#include "crema/util/upgrade_proto.hpp"
 #include "crema/util/benchmark.hpp"
 #include "crema/util/onnx_export.hpp"
 #include "crema/util/thread_pool.hpp"
+#include "crema/util/upgrade_proto.hpp"
 #include "split_list.hpp"
 #ifdef CREMA_PYTHON_LAYER
 #include "python_layer.hpp"
 #endif
 
-DEFINE_string(gpu, "",
-              "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
+DEFINE_string(gpu, "", "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
 DEFINE_string(model, "", "The net prototxt");
 DEFINE_string(phase, "TRAIN", "The net phase: TRAIN or TEST");
 DEFINE_int32(level, 0, "The net level (for include/exclude rules)");
@@ -52,14 +50,16 @@ DEFINE_string(weights, "",
               "Trained weights to start from (train: fine-tuning) or to test; comma-separated "
               "files are loaded in turn");
 DEFINE_string(snapshot, "", "A .solverstate to resume training from");
-DEFINE_string(sigint_effect, "stop", "What SIGINT (Ctrl-C) does while training: stop, snapshot, none");
+DEFINE_string(sigint_effect, "stop",
+              "What SIGINT (Ctrl-C) does while training: stop, snapshot, none");
 DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does while training: stop, snapshot, none");
 DEFINE_int32(solver_count, 1,
              "train on the CPU with this many solver threads (data-parallel; with --gpu, one "
              "solver per GPU instead)");
 DEFINE_string(output, "", "The file to write (export: the ONNX model)");
 DEFINE_int32(opset, crema::kOnnxMinOpset, "The ONNX opset to write (export)");
-DEFINE_int32(threads, 0, "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
+DEFINE_int32(threads, 0,
+             "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
 
 namespace {
 
@@ -124,8 +124,7 @@ crema::Phase PhaseFlag() {
 // are none), the CPU thread budget and the registered layer types.
 int DeviceQuery() {
   LOG(INFO) << "Crema " << CREMA_VERSION_STRING;
-  LOG(INFO) << "CPU threads (budget shared by BLAS and the kernel pool): "
-            << crema::ThreadBudget();
+  LOG(INFO) << "CPU threads (budget shared by BLAS and the kernel pool): " << crema::ThreadBudget();
 #ifdef CPU_ONLY
   LOG(INFO) << "Build: CPU only";
 #else
@@ -271,8 +270,9 @@ int Train() {
   CREMA_REQUIRE(FLAGS_solver_count >= 1,
                 "--solver_count must be at least 1, got " << FLAGS_solver_count);
   CREMA_REQUIRE(gpus.size() <= 1 || FLAGS_solver_count == 1,
-                "--gpu lists " << gpus.size() << " GPUs: that is one solver per GPU; "
-                               "leave --solver_count out");
+                "--gpu lists " << gpus.size()
+                               << " GPUs: that is one solver per GPU; "
+                                  "leave --solver_count out");
   const int local_solvers = gpus.size() > 1 ? static_cast<int>(gpus.size()) : FLAGS_solver_count;
   std::signal(SIGINT, HandleSignal);
   std::signal(SIGHUP, HandleSignal);
@@ -303,6 +303,7 @@ RegisterCommand register_train("train", Train);
 int Test() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "test: give the net with --model=NET.prototxt");
   CREMA_REQUIRE(!FLAGS_weights.empty(), "test: give the trained weights with --weights=W");
+  CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
   SetUpMode();
   const std::vector<std::string> stages = SplitList(FLAGS_stage);
   crema::Net<float> net(FLAGS_model, crema::TEST, FLAGS_level, &stages);

@@ -182,6 +182,7 @@ class Net {
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();
+  void RequireShapedInputs() const;
   void ForceBackward();
 
   std::string name_;

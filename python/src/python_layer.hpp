@@ -19,7 +19,9 @@
 namespace crema {
 namespace python {
 
-class PythonLayer : public Layer<float> {
+// Hidden, as pybind11's own types are: each binary (the extension, the tool)
+// has its own copy, and its py::object member is of a hidden type.
+class __attribute__((visibility("hidden"))) PythonLayer : public Layer<float> {
  public:
   // Imports python_param.module and makes an instance of python_param.layer;
   // an import error, a missing class or one that raises is a user error

@@ -72,8 +72,8 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
 }
 
 template <typename Dtype>
-void Net<Dtype>::AddLayer(const NetParameter& param, int layer_id,
-                          const NetOptions<Dtype>& options, Wiring* wiring) {
+void Net<Dtype>::AddLayer(const NetParameter& param, int layer_id, const NetOptions<Dtype>& options,
+                          Wiring* wiring) {
   const LayerParameter& layer_param = param.layer(layer_id);
   CREMA_REQUIRE(layer_param.propagate_down_size() == 0 ||
                     layer_param.propagate_down_size() == layer_param.bottom_size(),
@@ -173,8 +173,8 @@ void Net<Dtype>::AppendParams(const NetParameter& param, int layer_id) {
                           << " param specs");
   // A parameter with lr_mult 0 is frozen: no gradient is computed for it.
   for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-    const bool learns = param_id >= layer_param.param_size() ||
-                        layer_param.param(param_id).lr_mult() != 0;
+    const bool learns =
+        param_id >= layer_param.param_size() || layer_param.param(param_id).lr_mult() != 0;
     layer->set_param_propagate_down(param_id, learns && layer->param_propagate_down(param_id));
   }
   for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
@@ -198,12 +198,11 @@ void Net<Dtype>::AppendTop(const NetParameter& param, int layer_id, int top_id,
                            std::set<std::string>* available_blobs,
                            std::map<std::string, int>* blob_name_to_idx) {
   const LayerParameter& layer_param = param.layer(layer_id);
-  const std::string blob_name = (top_id >= 0 && top_id < layer_param.top_size())
-                                    ? layer_param.top(top_id)
-                                    : "(automatic)";
+  const std::string blob_name =
+      (top_id >= 0 && top_id < layer_param.top_size()) ? layer_param.top(top_id) : "(automatic)";
   // A top named like one of the layer's bottoms computes in place.
-  if (top_id >= 0 && blob_name_to_idx->count(blob_name) &&
-      layer_param.bottom_size() > top_id && layer_param.bottom(top_id) == blob_name) {
+  if (top_id >= 0 && blob_name_to_idx->count(blob_name) && layer_param.bottom_size() > top_id &&
+      layer_param.bottom(top_id) == blob_name) {
     const int blob_id = (*blob_name_to_idx)[blob_name];
     top_vecs_[layer_id].push_back(blobs_[blob_id].get());
     top_id_vecs_[layer_id].push_back(blob_id);
@@ -295,9 +294,9 @@ void Net<Dtype>::AppendSharedParam(const ParamSpec& spec, int layer_id, int para
   const std::string& owner_layer = layer_names_[owner_index.first];
   if (spec.share_mode() == ParamSpec::PERMISSIVE) {
     CREMA_REQUIRE(blob->count() == owner_blob->count(),
-                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << name
-                            << "' has " << blob->count() << " values, its owner layer '"
-                            << owner_layer << "' has " << owner_blob->count());
+                  "layer '" << layer_names_[layer_id] << "': shared parameter '" << name << "' has "
+                            << blob->count() << " values, its owner layer '" << owner_layer
+                            << "' has " << owner_blob->count());
   } else {
     CREMA_REQUIRE(blob->shape() == owner_blob->shape(),
                   "layer '" << layer_names_[layer_id] << "': shared parameter '" << name
@@ -324,8 +323,7 @@ void Net<Dtype>::MergeMultiplier(float value, const std::string& param_name, con
                                  int learnable_id) {
   if ((*has_values)[learnable_id]) {
     CREMA_REQUIRE(value == (*values)[learnable_id],
-                  "shared parameter '" << param_name << "' has conflicting " << field
-                                       << " values");
+                  "shared parameter '" << param_name << "' has conflicting " << field << " values");
     return;
   }
   (*has_values)[learnable_id] = true;
@@ -434,8 +432,9 @@ void Net<Dtype>::FilterNet(const NetParameter& param, NetParameter* param_filter
   param_filtered->CopyFrom(param);
   param_filtered->clear_layer();
   for (const LayerParameter& layer : param.layer()) {
-    CREMA_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0,
-                  "layer '" << layer.name() << "' has both include and exclude rules; give one kind");
+    CREMA_REQUIRE(
+        layer.include_size() == 0 || layer.exclude_size() == 0,
+        "layer '" << layer.name() << "' has both include and exclude rules; give one kind");
     // No include rules means included unless an exclude rule matches.
     bool keep = layer.include_size() == 0;
     for (const NetStateRule& rule : layer.exclude()) {
@@ -467,17 +466,31 @@ bool Net<Dtype>::StateMeetsRule(const NetState& state, const NetStateRule& rule,
   return true;
 }
 
+// A net input never given a shape (an Input layer without input_param's
+// shape, not reshaped by its caller) has no memory to compute from.
+template <typename Dtype>
+void Net<Dtype>::RequireShapedInputs() const {
+  for (size_t i = 0; i < net_input_blobs_.size(); ++i) {
+    const Blob<Dtype>& blob = *net_input_blobs_[i];
+    CREMA_REQUIRE(blob.num_axes() > 0 || blob.count() > 0,
+                  "net '" << name_ << "': input blob '" << blob_names_[net_input_blob_indices_[i]]
+                          << "' has no shape: give its Input layer input_param { shape { dim: "
+                             "... } }, or reshape it before the forward pass");
+  }
+}
+
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, static_cast<int>(layers_.size()));
+  if (start == 0) RequireShapedInputs();
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
     loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) {
       for (Blob<Dtype>* top : top_vecs_[i]) {
-        LOG(INFO) << "    [Forward] Layer " << layer_names_[i] << ", top data |x|/n = "
-                  << top->asum_data() / std::max(1, top->count());
+        LOG(INFO) << "    [Forward] Layer " << layer_names_[i]
+                  << ", top data |x|/n = " << top->asum_data() / std::max(1, top->count());
       }
     }
   }
@@ -486,7 +499,8 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
 
 template <typename Dtype>
 const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
-  const Dtype total = layers_.empty() ? Dtype(0) : ForwardFromTo(0, static_cast<int>(layers_.size()) - 1);
+  const Dtype total =
+      layers_.empty() ? Dtype(0) : ForwardFromTo(0, static_cast<int>(layers_.size()) - 1);
   if (loss) *loss = total;
   return net_output_blobs_;
 }
@@ -611,7 +625,6 @@ void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
   }
 }
 
-
 template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFrom(const std::string& trained_filename) {
   if (EndsWith(trained_filename, ".h5")) {
@@ -625,6 +638,11 @@ template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const std::string& trained_filename) {
   NetParameter param;
   ReadProtoFromBinaryFile(trained_filename, &param);
+  // An empty (or non-weights) file parses as a NetParameter without layers:
+  // copying nothing would leave the net at its random initialisation.
+  CREMA_REQUIRE(param.layer_size() > 0 || param.layers_size() > 0,
+                trained_filename << ": holds no layers; expected trained weights "
+                                    "(a .caffemodel written by a solver or by Net::ToProto)");
   try {
     CopyTrainedLayersFrom(param);
   } catch (const Error& e) {
