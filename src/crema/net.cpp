@@ -473,9 +473,10 @@ void Net<Dtype>::RequireShapedInputs() const {
   for (size_t i = 0; i < net_input_blobs_.size(); ++i) {
     const Blob<Dtype>& blob = *net_input_blobs_[i];
     CREMA_REQUIRE(blob.num_axes() > 0 || blob.count() > 0,
-                  "net '" << name_ << "': input blob '" << blob_names_[net_input_blob_indices_[i]]
-                          << "' has no shape: give its Input layer input_param { shape { dim: "
-                             "... } }, or reshape it before the forward pass");
+                  (name_.empty() ? std::string("the net") : "net '" + name_ + "'")
+                      << ": input blob '" << blob_names_[net_input_blob_indices_[i]]
+                      << "' has no shape: give its Input layer input_param { shape { dim: "
+                         "... } }, or reshape it before the forward pass");
   }
 }
 
