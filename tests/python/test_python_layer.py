@@ -141,27 +141,29 @@ def lenet_with_identity(compat, log):
     return text[:loss] + identity + text[loss:]
 
 
-def test_python_layer_trains_from_python(layer_dir, compat):
+def identity_lenet_solver(layer_dir, compat, settings):
+    """Writes LeNet with the Identity layer and an SGD solver over it with
+    `settings` (solver fields); returns the solver's path and the layer's log."""
     log = layer_dir / "threads.txt"
     net = layer_dir / "lenet_py.prototxt"
     net.write_text(lenet_with_identity(compat, log))
     solver = layer_dir / "solver.prototxt"
-    solver.write_text('net: "%s"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 3\n'
-                      'test_iter: 1\ntest_interval: 1000\ntest_initialization: false\n'
-                      'snapshot_after_train: false\nrandom_seed: 1\n' % net)
+    solver.write_text('net: "%s"\nbase_lr: 0.01\nlr_policy: "fixed"\ntest_iter: 1\n'
+                      'snapshot_after_train: false\nrandom_seed: 1\n%s\n' % (net, settings))
+    return solver, log
+
+
+def test_python_layer_trains_from_python(layer_dir, compat):
+    solver, log = identity_lenet_solver(
+        layer_dir, compat, "max_iter: 3 test_interval: 1000 test_initialization: false")
     s = crema.SGDSolver(str(solver))
     s.step(3)  # releases the GIL; the layer takes it back on the solver's thread
     assert len(log.read_text().splitlines()) == 3  # the test net never ran (interval 1000)
 
 
 def test_python_layer_under_two_solver_threads(layer_dir, compat, crema_tool):
-    log = layer_dir / "threads.txt"
-    net = layer_dir / "lenet_py.prototxt"
-    net.write_text(lenet_with_identity(compat, log))
-    solver = layer_dir / "solver.prototxt"
-    solver.write_text('net: "%s"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 4\n'
-                      'display: 0\ntest_iter: 1\ntest_interval: 2\n'
-                      'snapshot_after_train: false\nrandom_seed: 1\n' % net)
+    solver, log = identity_lenet_solver(layer_dir, compat,
+                                        "max_iter: 4 display: 0 test_interval: 2")
     package = pathlib.Path(crema.__file__).parent.parent
     env = dict(os.environ, GLOG_minloglevel="0",
                PYTHONPATH=os.pathsep.join([str(layer_dir), str(package)]))
