@@ -8,8 +8,9 @@
 #      set (the context, host/device memory and the tool in a CUDA build);
 #   3. ThreadSanitizer build: the threading suites, the kernels that split over
 #      the thread pool, and the crema tool training with two solver threads;
-#   4. AddressSanitizer + UndefinedBehaviorSanitizer build: every suite and
-#      the crema tool's train, resume, test and time.
+#   4. AddressSanitizer + UndefinedBehaviorSanitizer build (clang): every
+#      suite, the crema tool's train, resume, test and time, and the libFuzzer
+#      harnesses of tests/fuzz/ (a short run each, and their past crashes).
 # Build trees live under build/; ccache keeps rebuilds cheap. CTest runs one
 # process per suite (cmake/TestSuites.cmake).
 set -euo pipefail
@@ -80,14 +81,22 @@ configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_DNNL=OFF -DCREMA_PYTHON=OFF 
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan -L 'unit|sanitize'
 
-step "AddressSanitizer + UndefinedBehaviorSanitizer: every suite; the crema tool"
+step "AddressSanitizer + UndefinedBehaviorSanitizer (clang): every suite; the crema tool; the fuzzers"
+# Built with clang, whose libFuzzer drives the harnesses of tests/fuzz/: each
+# fuzzes its loader for a short fixed time and replays its past crashes, in
+# the same tree (and under the same sanitizers) as the suites.
 # -O1 with minimal debug info (-g1): sanitizer reports keep function names and lines
 # of the frames that matter, and the build is much faster than -O2 -g.
-configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=address \
-  -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1"
-ASAN_OPTIONS="detect_leaks=1 abort_on_error=1" \
+(
+  export CC=clang CXX=clang++
+  configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=address \
+    -DCREMA_FUZZ=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1"
+)
+# allocator_may_return_null: an allocation too large for the machine returns
+# null, which Crema reports as a MemoryError (the tests check that it does).
+ASAN_OPTIONS="detect_leaks=1 abort_on_error=1 allocator_may_return_null=1" \
   UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
   LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" \
-  run_ctest build/asan -L 'unit|sanitize'
+  run_ctest build/asan -L 'unit|sanitize|fuzz'
 
 step "all tests passed in $(($(date +%s) - start)) s"

@@ -12,6 +12,7 @@
 #include "crema/net.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_error_message.hpp"
 
 namespace crema {
 namespace {
@@ -125,6 +126,109 @@ TEST(NetInputErrorsTest, UnshapedInputAndEmptyWeightsAreUserErrors) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Wiring that Caffe refuses and Crema used to accept without a word.
+TEST(NetInputErrorsTest, TwoProducersOfOneTopAndEmptyNetsAreUserErrors) {
+  const std::string two_producers = ErrorMessageOf([] {
+    MakeNet<float>(
+        "layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 } } }\n"
+        "layer { name: 'a' type: 'ReLU' bottom: 'x' top: 'y' }\n"
+        "layer { name: 'b' type: 'Sigmoid' bottom: 'x' top: 'y' }",
+        TEST);
+  });
+  EXPECT_NE(two_producers.find("top blob 'y' is produced by both layer 'a' and layer 'b'"),
+            std::string::npos)
+      << two_producers;
+  // In place (bottom i written as top i) stays allowed.
+  MakeNet<float>(
+      "layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 } } }\n"
+      "layer { name: 'a' type: 'ReLU' bottom: 'x' top: 'x' }",
+      TEST);
+  const std::string empty = ErrorMessageOf([] { MakeNet<float>("name: 'e'", TEST); });
+  EXPECT_NE(empty.find("net 'e' has no layers"), std::string::npos) << empty;
+  const std::string no_test_layers = ErrorMessageOf([] {
+    MakeNet<float>(
+        "name: 't' layer { name: 'in' type: 'Input' top: 'x' include { phase: TRAIN } "
+        "input_param { shape { dim: 2 } } }",
+        TEST);
+  });
+  EXPECT_NE(no_test_layers.find("none of its 1 layers is in the TEST phase"), std::string::npos)
+      << no_test_layers;
+  const std::string empty_file = ::testing::TempDir() + "empty_net.prototxt";
+  WriteFileAtomically(empty_file, "");
+  const std::string from_file =
+      ErrorMessageOf([&] { Net<float> net(empty_file, TEST); });
+  EXPECT_NE(from_file.find("has no layers"), std::string::npos) << from_file;
+}
+
+// Weights that match no layer would leave the net at its initialisation;
+// weights for some layers (fine-tuning) are copied and said.
+TEST(NetInputErrorsTest, WeightsSharingNoLayerAreRefusedAndPartialCopiesSaid) {
+  auto source = MakeNet<float>(kSmallNet, TEST);
+  NetParameter weights;
+  source->ToProto(&weights);
+  for (LayerParameter& layer : *weights.mutable_layer()) layer.set_name("other_" + layer.name());
+  const std::string unrelated = ::testing::TempDir() + "unrelated.caffemodel";
+  WriteProtoToBinaryFile(weights, unrelated);
+  auto net = MakeNet<float>(kSmallNet, TEST);
+  const std::string message = ErrorMessageOf([&] { net->CopyTrainedLayersFrom(unrelated); });
+  EXPECT_NE(message.find("unrelated.caffemodel: shares no layer name with net 'small'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("other_ip1"), std::string::npos) << message;
+  EXPECT_NE(message.find("the net's layers with parameters: ip1, ip2"), std::string::npos)
+      << message;
+  // Only ip1 in the file: ip1 copied, ip2 kept.
+  source->ToProto(&weights);
+  weights.mutable_layer()->DeleteSubrange(3, weights.layer_size() - 3);  // input, ip1, relu1
+  const std::string partial = ::testing::TempDir() + "partial.caffemodel";
+  WriteProtoToBinaryFile(weights, partial);
+  const float ip2_before = net->layer_by_name("ip2")->blobs()[0]->cpu_data()[0];
+  net->CopyTrainedLayersFrom(partial);
+  EXPECT_EQ(net->layer_by_name("ip1")->blobs()[0]->cpu_data()[0],
+            source->layer_by_name("ip1")->blobs()[0]->cpu_data()[0]);
+  EXPECT_EQ(net->layer_by_name("ip2")->blobs()[0]->cpu_data()[0], ip2_before);
+  // The same for HDF5 weights, and an HDF5 file with no layers at all.
+  const std::string h5 = ::testing::TempDir() + "unrelated.caffemodel.h5";
+  auto renamed = MakeNet<float>(
+      "name: 'r' layer { name: 'in' type: 'Input' top: 'data' "
+      "input_param { shape { dim: 4 dim: 6 } } }"
+      "layer { name: 'fc' type: 'InnerProduct' bottom: 'data' top: 'fc' "
+      "inner_product_param { num_output: 5 } }",
+      TEST);
+  renamed->ToHDF5(h5);
+  const std::string h5_message = ErrorMessageOf([&] { net->CopyTrainedLayersFrom(h5); });
+  EXPECT_NE(h5_message.find("shares no layer name"), std::string::npos) << h5_message;
+  const std::string no_layers_h5 = ::testing::TempDir() + "no_layers.caffemodel.h5";
+  auto no_params = MakeNet<float>(
+      "name: 'p' layer { name: 'in' type: 'Input' top: 'data' "
+      "input_param { shape { dim: 4 dim: 6 } } }",
+      TEST);
+  no_params->ToHDF5(no_layers_h5);  // /data with one empty group: 'in'
+  const std::string h5_empty = ErrorMessageOf([&] { net->CopyTrainedLayersFrom(no_layers_h5); });
+  EXPECT_NE(h5_empty.find("shares no layer name"), std::string::npos) << h5_empty;
+}
+
+// A blob larger than the thread's allocation limit is a MemoryError naming
+// the layer, its tops and the bytes asked for (the same path as a GPU or
+// host running out of memory).
+TEST(NetInputErrorsTest, MemoryExhaustionNamesTheLayer) {
+  auto net = MakeNet<float>(kSmallNet, TEST);
+  const size_t before = Context::max_allocation();
+  Context::set_max_allocation(64);  // 16 floats: ip1's 4 x 5 top needs 80 bytes
+  const std::string message = ErrorMessageOf([&] { net->Forward(); });
+  Context::set_max_allocation(before);
+  EXPECT_NE(message.find("layer 'ip1' (InnerProduct), forward pass"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("tops 'ip1' 4 5 (20): cannot allocate 80 bytes of host memory: above "
+                         "this thread's allocation limit of 64 bytes"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("reduce the batch size"), std::string::npos) << message;
+  // A host allocation that cannot succeed (1 PiB) is the same error, not an abort.
+  SyncedMemory huge(size_t(1) << 50);
+  EXPECT_THROW(huge.cpu_data(), MemoryError);
 }
 
 TEST(NetGradientTest, ParameterGradientsMatchFiniteDifferences) {

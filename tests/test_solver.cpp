@@ -12,6 +12,7 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_error_message.hpp"
 
 namespace crema {
 namespace {
@@ -161,6 +162,24 @@ TEST(SolverTest, WeightDecayAndIterSize) {
 
 TEST(SolverTest, UnknownTypeIsAUserError) {
   EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
+}
+
+// A test_interval with no test to run used to train without a word about it.
+TEST(SolverTest, TestIntervalWithoutTestIterIsAUserError) {
+  const std::string missing = ErrorMessageOf(
+      [] { CreateSolver<double>(LinearSolver("SGD", "test_interval: 100")); });
+  EXPECT_NE(missing.find("test_interval is 100 but test_iter is not given"), std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("net_param 'linear'"), std::string::npos) << missing;
+  const std::string zero = ErrorMessageOf(
+      [] { CreateSolver<double>(LinearSolver("SGD", "test_interval: 100 test_iter: 0")); });
+  EXPECT_NE(zero.find("test_iter 0 is 0"), std::string::npos) << zero;
+  const std::string states = ErrorMessageOf([] {
+    CreateSolver<double>(LinearSolver(
+        "SGD", "test_interval: 100 test_iter: 1 test_state { stage: 'a' } test_state { }"));
+  });
+  EXPECT_NE(states.find("test_state has 2 entries for 1 test nets"), std::string::npos) << states;
+  CreateSolver<double>(LinearSolver("SGD", "test_interval: 100 test_iter: 1"));  // fine
 }
 
 TEST(SolverTest, SnapshotAndRestoreContinueExactly) {

@@ -35,6 +35,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// Memory that cannot be had: the host or a GPU is exhausted, or a blob is
+// larger than the thread's allocation limit (Context::set_max_allocation).
+// The net adds the layer that asked; the user's fix is a smaller batch or shape.
+class MemoryError : public Error {
+ public:
+  explicit MemoryError(const std::string& message) : Error(message) {}
+};
+
 // Builds an Error's message with stream syntax:
 //   CREMA_REQUIRE(stride > 0, "layer " << name << ": stride must be positive");
 #define CREMA_REQUIRE(condition, message)     \
@@ -47,6 +55,21 @@ class Error : public std::runtime_error {
   } while (0)
 
 #define CREMA_FAIL(message) CREMA_REQUIRE(false, message)
+
+// Runs `body`; an Error it throws is rethrown, of the same kind, with
+// "origin: " in front, so that an error found deep inside (a layer's) also
+// names the file it came from. A message that already starts with it is kept.
+template <typename Body>
+void WithOrigin(const std::string& origin, Body&& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    if (message.rfind(origin, 0) == 0) throw;
+    if (dynamic_cast<const MemoryError*>(&error)) throw MemoryError(origin + ": " + message);
+    throw Error(origin + ": " + message);
+  }
+}
 
 // A thread's random generator. It owns its Mersenne twister through a pointer
 // and cannot be copied: a copied twister silently replays the same stream.
@@ -95,6 +118,12 @@ class Context {
   static RNG& rng() { return Get().rng_; }
   static uint64_t random_seed() { return Get().seed_; }
 
+  // The largest single allocation (bytes) this thread's blobs may make; a
+  // larger one is a MemoryError instead of an allocation that would exhaust
+  // the machine. Unlimited by default; threads a worker starts inherit it.
+  static size_t max_allocation() { return Get().max_allocation_; }
+  static void set_max_allocation(size_t bytes) { Get().max_allocation_ = bytes; }
+
   static int solver_count() { return Get().solver_count_; }
   static void set_solver_count(int count) { Get().solver_count_ = count; }
   static int solver_rank() { return Get().solver_rank_; }
@@ -134,6 +163,7 @@ class Context {
   int solver_rank_ = 0;
   int local_solver_count_ = 1;
   bool multiprocess_ = false;
+  size_t max_allocation_ = SIZE_MAX;
   uint64_t seed_ = 0;
   RNG rng_;
 #ifndef CPU_ONLY

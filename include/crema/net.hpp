@@ -83,8 +83,9 @@ class Net {
   // Makes this net use other's parameter memory (a test net sharing the train net's weights).
   void ShareTrainedLayersWith(const Net* other);
   // Copies parameters from a trained net by layer name. Layers absent from
-  // the source keep their values; a blob of a different shape is a user error
-  // naming the layer and both shapes.
+  // the source keep their values (and are named in the log); a blob of a
+  // different shape, or a source that shares no layer with the net, is a user
+  // error naming the layers.
   void CopyTrainedLayersFrom(const NetParameter& param);
   // From a .caffemodel (binary NetParameter) or a .caffemodel.h5 / .h5 file.
   void CopyTrainedLayersFrom(const std::string& trained_filename);
@@ -169,6 +170,13 @@ class Net {
   void RecordLossWeights(int layer_id);
   void AppendParams(const NetParameter& param, int layer_id);
   void CollectOutputs(const std::set<std::string>& available_blobs);
+  std::string ProducerName(int blob_id) const;
+  std::string LayerMemoryMessage(int layer_id, const char* stage, const MemoryError& error) const;
+  // Copies the blobs of the layers both have; returns the names of those copied.
+  std::vector<std::string> CopyLayers(const NetParameter& param);
+  static std::vector<std::string> SourceLayerNames(const NetParameter& param);
+  void ReportCopiedLayers(const std::string& source, const std::vector<std::string>& copied,
+                          const std::vector<std::string>& source_layers) const;
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,

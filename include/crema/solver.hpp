@@ -105,6 +105,7 @@ class Solver {
  private:
   void BuildNets();
   void InitTrainNet();
+  void RequireTestNetForInterval(int num_test_nets) const;
   void InitTestNets();
   // Multistep: advances current_step_ to the step iter_ has reached.
   void AdvanceLearningRateStep();

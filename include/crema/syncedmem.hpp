@@ -14,6 +14,11 @@ namespace crema {
 // when the calling thread is in GPU mode, so copies can be asynchronous.
 void MallocHost(void** ptr, size_t size, bool* use_cuda);
 void FreeHost(void* ptr, bool use_cuda);
+#ifndef CPU_ONLY
+// cudaMalloc whose failure for lack of memory is a MemoryError naming the
+// bytes asked and those free (other CUDA failures stay CUDA_CHECKs).
+void DeviceMalloc(void** ptr, size_t size);
+#endif
 
 class SyncedMemory {
  public:

@@ -13,6 +13,7 @@ struct InternalThread::ChildContext {
   int solver_rank;
   int local_solver_count;
   bool multiprocess;
+  size_t max_allocation;
   uint64_t seed;
 };
 
@@ -39,6 +40,7 @@ void InternalThread::StartInternalThread() {
   context.solver_rank = Context::solver_rank();
   context.local_solver_count = Context::local_solver_count();
   context.multiprocess = Context::multiprocess();
+  context.max_allocation = Context::max_allocation();
   // Each child gets its own stream, reproducible from the parent's seed.
   RNG& parent_rng = Context::rng();
   const uint64_t high = parent_rng();
@@ -56,6 +58,7 @@ void InternalThread::Entry(const ChildContext& context) {
     Context::set_solver_rank(context.solver_rank);
     Context::set_local_solver_count(context.local_solver_count);
     Context::set_multiprocess(context.multiprocess);
+    Context::set_max_allocation(context.max_allocation);
     Context::set_random_seed(context.seed);
     InternalThreadEntry();
   } catch (const boost::thread_interrupted&) {

@@ -26,7 +26,7 @@ Net<Dtype>::Net(const std::string& param_file, Phase phase, int level,
     for (const auto& stage : *stages) param.mutable_state()->add_stage(stage);
   }
   param.mutable_state()->set_level(level);
-  Init(param, NetOptions<Dtype>());
+  WithOrigin(param_file, [&] { Init(param, NetOptions<Dtype>()); });
 }
 
 template <typename Dtype>
@@ -60,8 +60,15 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
   NetParameter upgraded(in_param);
   UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
   phase_ = upgraded.state().phase();
+  const std::string net = in_param.name().empty() ? "the net" : "net '" + in_param.name() + "'";
+  CREMA_REQUIRE(upgraded.layer_size() > 0,
+                net << " has no layers (an empty or non-net file?); expected layer { ... } entries");
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
+  CREMA_REQUIRE(filtered.layer_size() > 0,
+                net << ": none of its " << upgraded.layer_size() << " layers is in the "
+                    << (phase_ == TRAIN ? "TRAIN" : "TEST")
+                    << " phase (each is left out by its include/exclude rules)");
   NetParameter param;
   InsertSplits(filtered, &param);
   // Each layer runs in the net's phase unless it says otherwise.
@@ -140,7 +147,11 @@ void Net<Dtype>::SetUpLayer(int layer_id, const Net* shared_from,
   }
   Layer<Dtype>* layer = layers_[layer_id].get();
   if (options.resume_state) layer->RestoreResumeState(*options.resume_state);
-  layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  try {
+    layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  } catch (const MemoryError& e) {
+    throw MemoryError(LayerMemoryMessage(layer_id, "set-up", e));
+  }
   if (phase_ == TRAIN && options.solvers_sharing_layers > 1 && layer->ShareInParallel()) {
     layer->SetShared(options.solvers_sharing_layers);
   }
@@ -193,6 +204,16 @@ void Net<Dtype>::CollectOutputs(const std::set<std::string>& available_blobs) {
   }
 }
 
+// The layer that created blob `blob_id` (the first to list it as a top).
+template <typename Dtype>
+std::string Net<Dtype>::ProducerName(int blob_id) const {
+  for (size_t layer_id = 0; layer_id < top_id_vecs_.size(); ++layer_id) {
+    const auto& tops = top_id_vecs_[layer_id];
+    if (std::find(tops.begin(), tops.end(), blob_id) != tops.end()) return layer_names_[layer_id];
+  }
+  return "?";
+}
+
 template <typename Dtype>
 void Net<Dtype>::AppendTop(const NetParameter& param, int layer_id, int top_id,
                            std::set<std::string>* available_blobs,
@@ -213,7 +234,15 @@ void Net<Dtype>::AppendTop(const NetParameter& param, int layer_id, int top_id,
                   "layer '" << layer_param.name() << "': top '" << blob_name
                             << "' is one of its bottoms but not at the same position; in-place "
                                "computation pairs bottom i with top i");
-    // A new blob (or a later producer of an existing name, which replaces it).
+    // Only an in-place layer may write a blob another layer made: a second
+    // producer would silently hide the first one's output.
+    CREMA_REQUIRE(top_id < 0 || blob_name_to_idx->count(blob_name) == 0,
+                  "top blob '" << blob_name << "' is produced by both layer '"
+                               << ProducerName((*blob_name_to_idx)[blob_name]) << "' and layer '"
+                               << layer_param.name()
+                               << "'; give each output its own name (a layer may reuse a blob "
+                                  "name only in place, as its bottom at the same position)");
+    // A new blob.
     std::shared_ptr<Blob<Dtype>> blob(new Blob<Dtype>());
     const int blob_id = static_cast<int>(blobs_.size());
     blobs_.push_back(blob);
@@ -480,6 +509,22 @@ void Net<Dtype>::RequireShapedInputs() const {
   }
 }
 
+// Memory runs out inside some layer's blobs: say which layer, which of its
+// tops, and what the user can change.
+template <typename Dtype>
+std::string Net<Dtype>::LayerMemoryMessage(int layer_id, const char* stage,
+                                           const MemoryError& error) const {
+  std::ostringstream os;
+  os << "layer '" << layer_names_[layer_id] << "' (" << layers_[layer_id]->type() << "), "
+     << stage << ", tops";
+  for (size_t i = 0; i < top_id_vecs_[layer_id].size(); ++i) {
+    const int blob_id = top_id_vecs_[layer_id][i];
+    os << (i ? ", '" : " '") << blob_names_[blob_id] << "' " << blobs_[blob_id]->shape_string();
+  }
+  os << ": " << error.what() << "; reduce the batch size or the blob shapes";
+  return os.str();
+}
+
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
@@ -487,7 +532,11 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   if (start == 0) RequireShapedInputs();
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
-    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    try {
+      loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    } catch (const MemoryError& e) {
+      throw MemoryError(LayerMemoryMessage(i, "forward pass", e));
+    }
     if (debug_info_) {
       for (Blob<Dtype>* top : top_vecs_[i]) {
         LOG(INFO) << "    [Forward] Layer " << layer_names_[i]
@@ -511,8 +560,11 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
-    if (layer_need_backward_[i]) {
+    if (!layer_need_backward_[i]) continue;
+    try {
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    } catch (const MemoryError& e) {
+      throw MemoryError(LayerMemoryMessage(i, "backward pass", e));
     }
   }
 }
@@ -592,6 +644,23 @@ void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
 
 template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
+  ReportCopiedLayers("the trained model", CopyLayers(param), SourceLayerNames(param));
+}
+
+template <typename Dtype>
+std::vector<std::string> Net<Dtype>::SourceLayerNames(const NetParameter& param) {
+  std::vector<std::string> names;
+  for (const LayerParameter& layer : param.layer()) {
+    if (layer.blobs_size() > 0) names.push_back(layer.name());
+  }
+  for (const V1LayerParameter& layer : param.layers()) {
+    if (layer.blobs_size() > 0) names.push_back(layer.name());
+  }
+  return names;
+}
+
+template <typename Dtype>
+std::vector<std::string> Net<Dtype>::CopyLayers(const NetParameter& param) {
   // Old model files hold V1 layers; read both forms.
   NetParameter upgraded;
   const NetParameter* source = &param;
@@ -600,6 +669,7 @@ void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
     UpgradeNetAsNeeded("trained model", &upgraded);
     source = &upgraded;
   }
+  std::vector<std::string> copied;
   for (const LayerParameter& source_layer : source->layer()) {
     auto it = layer_names_index_.find(source_layer.name());
     if (it == layer_names_index_.end()) {
@@ -623,6 +693,57 @@ void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
       }
       target_blobs[j]->FromProto(source_layer.blobs(static_cast<int>(j)), false);
     }
+    if (!target_blobs.empty()) copied.push_back(source_layer.name());
+  }
+  return copied;
+}
+
+namespace {
+// "a, b, c" — at most `limit` names, then how many there are in all.
+std::string NameList(const std::vector<std::string>& names, size_t limit = 8) {
+  if (names.empty()) return "(none)";
+  std::ostringstream os;
+  for (size_t i = 0; i < std::min(names.size(), limit); ++i) os << (i ? ", " : "") << names[i];
+  if (names.size() > limit) os << ", ... (" << names.size() << " in all)";
+  return os.str();
+}
+}  // namespace
+
+// Copying weights that match no layer would leave the net at its random
+// initialisation while reporting as if trained: that is an error. Copying
+// some (fine-tuning) is said, by name.
+template <typename Dtype>
+void Net<Dtype>::ReportCopiedLayers(const std::string& source,
+                                    const std::vector<std::string>& copied,
+                                    const std::vector<std::string>& source_layers) const {
+  std::vector<std::string> kept;
+  int with_params = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i]->blobs().empty()) continue;
+    ++with_params;
+    if (std::find(copied.begin(), copied.end(), layer_names_[i]) == copied.end()) {
+      kept.push_back(layer_names_[i]);
+    }
+  }
+  const std::string net = name_.empty() ? "the net" : "net '" + name_ + "'";
+  if (with_params == 0) {
+    LOG_IF(INFO, log_) << source << ": " << net << " has no layers with parameters; nothing copied";
+    return;
+  }
+  CREMA_REQUIRE(!copied.empty(), source << ": shares no layer name with " << net
+                                        << ", so no weights would be copied; the file's layers "
+                                           "with weights: "
+                                        << NameList(source_layers)
+                                        << "; the net's layers with parameters: "
+                                        << NameList(kept));
+  if (kept.empty()) {
+    LOG_IF(INFO, log_) << source << ": copied the weights of all " << with_params
+                       << " layers with parameters of " << net;
+  } else {
+    LOG_IF(INFO, log_) << source << ": copied the weights of " << copied.size() << " of "
+                       << with_params << " layers with parameters of " << net << " ("
+                       << NameList(copied) << "); these keep their initial values: "
+                       << NameList(kept);
   }
 }
 
@@ -644,11 +765,13 @@ void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const std::string& trained_fil
   CREMA_REQUIRE(param.layer_size() > 0 || param.layers_size() > 0,
                 trained_filename << ": holds no layers; expected trained weights "
                                     "(a .caffemodel written by a solver or by Net::ToProto)");
+  std::vector<std::string> copied;
   try {
-    CopyTrainedLayersFrom(param);
+    copied = CopyLayers(param);
   } catch (const Error& e) {
     CREMA_FAIL(trained_filename << ": " << e.what());
   }
+  ReportCopiedLayers(trained_filename, copied, SourceLayerNames(param));
 }
 
 template <typename Dtype>
@@ -657,7 +780,10 @@ void Net<Dtype>::CopyTrainedLayersFromHDF5(const std::string& trained_filename) 
   for (size_t i = 0; i < layers_.size(); ++i) {
     for (auto& blob : layers_[i]->blobs()) targets[layer_names_[i]].push_back(blob.get());
   }
-  ReadNetParamsFromHDF5(trained_filename, &targets);
+  std::vector<std::string> source_layers;
+  const std::vector<std::string> copied =
+      ReadNetParamsFromHDF5(trained_filename, &targets, &source_layers);
+  ReportCopiedLayers(trained_filename, copied, source_layers);
 }
 
 template <typename Dtype>

@@ -271,7 +271,8 @@ class ParallelTrainer<Dtype>::Worker : public InternalThread {
     });
 #ifdef CREMA_NCCL
     if (!trainer_->devices_.empty()) {
-      CUDA_CHECK(cudaMalloc(&device_buffer_, (trainer_->averager_->count() + 1) * sizeof(Dtype)));
+      DeviceMalloc(reinterpret_cast<void**>(&device_buffer_),
+                   (trainer_->averager_->count() + 1) * sizeof(Dtype));
     }
 #endif
     if (trainer_->start_barrier_->Wait()) {
@@ -421,7 +422,7 @@ void ParallelTrainer<Dtype>::Run(const std::string& resume_file) {
   Dtype* device_buffer = nullptr;
 #ifdef CREMA_NCCL
   if (!devices_.empty() && local_solvers_ > 1) {
-    CUDA_CHECK(cudaMalloc(&device_buffer, (averager_->count() + 1) * sizeof(Dtype)));
+    DeviceMalloc(reinterpret_cast<void**>(&device_buffer), (averager_->count() + 1) * sizeof(Dtype));
   }
 #endif
   SolverAction main_action = SolverAction::NONE;

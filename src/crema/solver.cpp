@@ -73,7 +73,29 @@ void Solver<Dtype>::InitTrainNet() {
   options.solvers_sharing_layers = Context::local_solver_count();
   options.resume_state = resume_state_.get();
   options.log = Context::is_rank_zero();
-  net_.reset(new Net<Dtype>(net_param, options));
+  const std::string origin = param_.has_train_net() ? param_.train_net()
+                             : param_.has_net()     ? param_.net()
+                                                    : "solver: train net";
+  WithOrigin(origin, [&] { net_.reset(new Net<Dtype>(net_param, options)); });
+}
+
+// A test_interval with no test net would never test, and say nothing: the
+// usual cause is a train/test net given as `net` without its test_iter.
+template <typename Dtype>
+void Solver<Dtype>::RequireTestNetForInterval(int num_test_nets) const {
+  if (num_test_nets > 0 || param_.test_interval() <= 0) return;
+  if (param_.has_net() || param_.has_net_param()) {
+    const std::string net =
+        param_.has_net() ? "net " + param_.net() : "net_param '" + param_.net_param().name() + "'";
+    CREMA_FAIL("solver: test_interval is " << param_.test_interval() << " but test_iter is not "
+                                           << "given, so the TEST phase of " << net
+                                           << " would never run; give test_iter: <batches per "
+                                              "test> (or remove test_interval)");
+  }
+  CREMA_FAIL("solver: test_interval is " << param_.test_interval()
+                                         << " but there is no test net (test_net or "
+                                            "test_net_param with its test_iter); give one, or "
+                                            "remove test_interval");
 }
 
 template <typename Dtype>
@@ -87,6 +109,15 @@ void Solver<Dtype>::InitTestNets() {
                                          << " test nets; give one per test net");
   CREMA_REQUIRE(num_nets == 0 || param_.test_interval() > 0,
                 "solver: test nets are defined but test_interval is not positive");
+  RequireTestNetForInterval(num_nets);
+  for (int i = 0; i < num_nets; ++i) {
+    CREMA_REQUIRE(param_.test_iter(i) > 0, "solver: test_iter " << i << " is "
+                                               << param_.test_iter(i)
+                                               << "; give the number of batches per test (> 0)");
+  }
+  CREMA_REQUIRE(param_.test_state_size() == 0 || param_.test_state_size() == num_nets,
+                "solver: test_state has " << param_.test_state_size() << " entries for "
+                                          << num_nets << " test nets; give one per test net");
   std::vector<NetParameter> params(num_nets);
   int id = 0;
   for (const NetParameter& p : param_.test_net_param()) params[id++].CopyFrom(p);
@@ -108,7 +139,11 @@ void Solver<Dtype>::InitTestNets() {
     LOG(INFO) << "Creating test net (#" << i << ")";
     NetOptions<Dtype> options;
     options.resume_state = resume_state_.get();
-    test_nets_.emplace_back(new Net<Dtype>(params[i], options));
+    const std::string origin = i < param_.test_net_param_size() ? "solver: test net #" + std::to_string(i)
+                               : i < num_specific ? param_.test_net(i - param_.test_net_param_size())
+                               : param_.has_net() ? param_.net()
+                                                  : "solver: test net #" + std::to_string(i);
+    WithOrigin(origin, [&] { test_nets_.emplace_back(new Net<Dtype>(params[i], options)); });
     test_nets_.back()->ShareTrainedLayersWith(net_.get());
   }
 }

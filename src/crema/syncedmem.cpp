@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
+#include <string>
 
 namespace crema {
 
@@ -12,19 +14,74 @@ std::atomic<uint64_t> g_allocations{0};
 
 uint64_t SyncedMemory::allocations() { return g_allocations.load(); }
 
+namespace {
+// "1.5 GiB (1610612736 bytes)": readable, and exact for whoever compares.
+std::string Bytes(size_t bytes) {
+  std::ostringstream os;
+  const double gib = static_cast<double>(bytes) / (1u << 30);
+  const double mib = static_cast<double>(bytes) / (1u << 20);
+  os.precision(3);
+  if (gib >= 1) {
+    os << gib << " GiB (" << bytes << " bytes)";
+  } else if (mib >= 1) {
+    os << mib << " MiB (" << bytes << " bytes)";
+  } else {
+    os << bytes << " bytes";
+  }
+  return os.str();
+}
+
+// An allocation above the thread's limit fails before it is tried: a shape
+// from a prototxt must not exhaust the machine.
+void RequireWithinLimit(size_t size, const char* memory) {
+  if (size <= Context::max_allocation()) return;
+  throw MemoryError("cannot allocate " + Bytes(size) + " of " + memory +
+                    " memory: above this thread's allocation limit of " +
+                    Bytes(Context::max_allocation()));
+}
+
+}  // namespace
+
+#ifndef CPU_ONLY
+// cudaMalloc failing for lack of memory is the user's to fix (a smaller
+// batch); other CUDA failures stay programming or driver errors.
+void DeviceMalloc(void** ptr, size_t size) {
+  RequireWithinLimit(size, "GPU");
+  const cudaError_t status = cudaMalloc(ptr, size);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // Clears the error so later calls are not blamed.
+    int device = -1;
+    size_t free = 0, total = 0;
+    cudaGetDevice(&device);
+    cudaMemGetInfo(&free, &total);
+    throw MemoryError("GPU " + std::to_string(device) + " is out of memory: cannot allocate " +
+                      Bytes(size) + " (" + Bytes(free) + " free of " + Bytes(total) + ")");
+  }
+  CUDA_CHECK(status);
+}
+#endif
+
 void MallocHost(void** ptr, size_t size, bool* use_cuda) {
+  RequireWithinLimit(size, "host");
   ++g_allocations;
 #ifndef CPU_ONLY
   if (Context::mode() == Context::GPU) {
-    CUDA_CHECK(cudaMallocHost(ptr, size));
+    const cudaError_t status = cudaMallocHost(ptr, size);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw MemoryError("cannot allocate " + Bytes(size) + " of pinned host memory");
+    }
+    CUDA_CHECK(status);
     *use_cuda = true;
     return;
   }
 #endif
-  // 64-byte alignment suits every vector unit the kernels may use.
-  *ptr = std::aligned_alloc(64, ((size + 63) / 64) * 64 + (size == 0 ? 64 : 0));
+  // 64-byte alignment suits every vector unit the kernels may use; sizes
+  // near SIZE_MAX would wrap when rounded up.
+  *ptr = size > SIZE_MAX - 128 ? nullptr
+                               : std::aligned_alloc(64, ((size + 63) / 64) * 64 + (size == 0 ? 64 : 0));
   *use_cuda = false;
-  CHECK(*ptr) << "host allocation of " << size << " bytes failed";
+  if (!*ptr) throw MemoryError("host memory is exhausted: cannot allocate " + Bytes(size));
 }
 
 void FreeHost(void* ptr, bool use_cuda) {
@@ -100,7 +157,7 @@ void SyncedMemory::to_gpu() {
     case UNINITIALIZED:
       CUDA_CHECK(cudaGetDevice(&device_));
       ++g_allocations;
-      CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+      DeviceMalloc(&gpu_ptr_, size_);
       CUDA_CHECK(cudaMemset(gpu_ptr_, 0, size_));
       head_ = HEAD_AT_GPU;
       own_gpu_data_ = true;
@@ -109,7 +166,7 @@ void SyncedMemory::to_gpu() {
       if (!gpu_ptr_) {
         CUDA_CHECK(cudaGetDevice(&device_));
         ++g_allocations;
-        CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+        DeviceMalloc(&gpu_ptr_, size_);
         own_gpu_data_ = true;
       }
       CUDA_CHECK(cudaMemcpy(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice));
@@ -173,7 +230,7 @@ void SyncedMemory::async_gpu_push(const cudaStream_t& stream) {
   if (!gpu_ptr_) {
     CUDA_CHECK(cudaGetDevice(&device_));
     ++g_allocations;
-    CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+    DeviceMalloc(&gpu_ptr_, size_);
     own_gpu_data_ = true;
   }
   CUDA_CHECK(cudaMemcpyAsync(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice, stream));

@@ -102,6 +102,11 @@ cat >"$work/app.cpp" <<'CPP'
 int main() {
   crema::NetParameter param;
   param.set_name("from_pkg_config");
+  crema::LayerParameter* input = param.add_layer();
+  input->set_name("data");
+  input->set_type("Input");
+  input->add_top("data");
+  input->mutable_input_param()->add_shape()->add_dim(2);
   crema::Net<float> net(param);
   std::cout << net.name() << " " << net.layers().size() << std::endl;
   return 0;
@@ -111,5 +116,5 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046  # the flags are words
 "${CXX:-c++}" -std=c++17 "$work/app.cpp" -o "$work/app" $(pkg-config --cflags --libs crema) \
   >"$work/app.log" 2>&1 || { tail -20 "$work/app.log"; fail "compiling with pkg-config's flags"; }
-[[ $("$work/app" 2>/dev/null) == "from_pkg_config 0" ]] || fail "the pkg-config program printed otherwise"
+[[ $("$work/app" 2>/dev/null) == "from_pkg_config 1" ]] || fail "the pkg-config program printed otherwise"
 echo "OK: installed, built the example against the prefix, classified, failed cleanly, pkg-config"

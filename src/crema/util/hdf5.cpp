@@ -77,29 +77,58 @@ void ReadInto(hid_t group, const std::string& dataset_name, const std::string& w
 
 }  // namespace
 
+namespace {
+// The names of a group's members (an HDF5 model's layers).
+std::vector<std::string> MemberNames(hid_t group) {
+  H5G_info_t info;
+  if (H5Gget_info(group, &info) < 0) return {};
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t size =
+        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (size < 0) continue;
+    std::string name(static_cast<size_t>(size) + 1, '\0');
+    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, &name[0], name.size(),
+                       H5P_DEFAULT);
+    name.resize(static_cast<size_t>(size));
+    names.push_back(name);
+  }
+  return names;
+}
+}  // namespace
+
 template <typename Dtype>
-void ReadNetParamsFromHDF5(const std::string& filename,
-                           std::map<std::string, std::vector<Blob<Dtype>*>>* targets) {
+std::vector<std::string> ReadNetParamsFromHDF5(
+    const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
+    std::vector<std::string>* file_layers) {
   SilenceHdf5();
   CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
   Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
   Handle data(H5Gopen2(file.get(), "data", H5P_DEFAULT), H5Gclose);
   CREMA_REQUIRE(data.ok(), filename << ": no group 'data' (not a Crema/Caffe HDF5 model)");
+  *file_layers = MemberNames(data.get());
+  CREMA_REQUIRE(!file_layers->empty(),
+                filename << ": group 'data' holds no layers; expected trained weights "
+                            "(/data/<layer>/<blob index>)");
+  std::vector<std::string> copied;
   for (auto& entry : *targets) {
     const std::string& layer_name = entry.first;
     if (H5Lexists(data.get(), layer_name.c_str(), H5P_DEFAULT) <= 0) continue;
-    Handle layer(H5Gopen2(data.get(), layer_name.c_str(), H5P_DEFAULT), H5Gclose);
-    H5G_info_t info;
-    H5Gget_info(layer.get(), &info);
     const std::string where = filename + ": layer '" + layer_name + "'";
+    Handle layer(H5Gopen2(data.get(), layer_name.c_str(), H5P_DEFAULT), H5Gclose);
+    CREMA_REQUIRE(layer.ok(), where << " is not a group of parameter blobs");
+    H5G_info_t info;
+    CREMA_REQUIRE(H5Gget_info(layer.get(), &info) >= 0, where << ": cannot be read");
     CREMA_REQUIRE(info.nlinks == entry.second.size(),
                   where << " has " << info.nlinks << " parameter blobs in the file, the net expects "
                         << entry.second.size());
     for (size_t i = 0; i < entry.second.size(); ++i) {
       ReadInto(layer.get(), std::to_string(i), where, entry.second[i], false);
     }
+    if (!entry.second.empty()) copied.push_back(layer_name);
   }
+  return copied;
 }
 
 template <typename Dtype>
@@ -320,8 +349,9 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
 }
 
 #define INSTANTIATE_HDF5(Dtype)                                                                \
-  template void ReadNetParamsFromHDF5<Dtype>(const std::string&,                               \
-                                             std::map<std::string, std::vector<Blob<Dtype>*>>*); \
+  template std::vector<std::string> ReadNetParamsFromHDF5<Dtype>(                              \
+      const std::string&, std::map<std::string, std::vector<Blob<Dtype>*>>*,                   \
+      std::vector<std::string>*);                                                              \
   template void WriteNetParamsToHDF5<Dtype>(                                                   \
       const std::string&,                                                                      \
       const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>&, bool);      \

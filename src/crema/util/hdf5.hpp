@@ -16,10 +16,13 @@ namespace crema {
 
 // Fills the blobs of the layers named in `targets` from the file; layers the
 // file lacks keep their values, a shape or count mismatch is a user error
-// naming the file, the layer and both shapes.
+// naming the file, the layer and both shapes; so is a file with no layers.
+// Returns the names of the layers filled; `file_layers` gets every layer the
+// file holds.
 template <typename Dtype>
-void ReadNetParamsFromHDF5(const std::string& filename,
-                           std::map<std::string, std::vector<Blob<Dtype>*>>* targets);
+std::vector<std::string> ReadNetParamsFromHDF5(
+    const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
+    std::vector<std::string>* file_layers);
 
 // Writes every layer's blobs (and diffs if asked), atomically.
 template <typename Dtype>

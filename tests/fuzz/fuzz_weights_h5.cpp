@@ -1,0 +1,42 @@
+// (c) An HDF5 model (.caffemodel.h5): copy it into a small net and run
+// it (HDF5 1.10 reads the file). A file that is not weights, shares no layer or has other shapes must
+// be a crema::Error.
+#include <memory>
+
+#include "crema/net.hpp"
+#include "crema/util/io.hpp"
+#include "fuzz_common.hpp"
+#include "small_nets.hpp"
+
+namespace {
+std::unique_ptr<crema::Net<float>> SmallNet() {
+  crema::NetParameter param;
+  crema::ReadProtoFromString(crema::fuzz::kSmallDeployNet, "small net", &param);
+  param.mutable_state()->set_phase(crema::TEST);
+  crema::NetOptions<float> options;
+  options.log = false;
+  return std::unique_ptr<crema::Net<float>>(new crema::Net<float>(param, options));
+}
+}  // namespace
+
+namespace crema {
+namespace fuzz {
+void WriteSeeds(const std::string& dir) {
+  auto net = SmallNet();
+  net->Forward();
+  net->ToHDF5(dir + "/small.caffemodel.h5");
+}
+}  // namespace fuzz
+}  // namespace crema
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static std::unique_ptr<crema::Net<float>> net = SmallNet();
+  const std::string path = crema::fuzz::WorkDir() + "/input.caffemodel.h5";
+  crema::fuzz::WriteFile(path, data, size);
+  try {
+    net->CopyTrainedLayersFrom(path);
+    net->Forward();
+  } catch (const crema::Error&) {
+  }
+  return 0;
+}

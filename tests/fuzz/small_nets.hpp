@@ -1,0 +1,39 @@
+// The small nets the weights and solver-state harnesses load files into:
+// each kind of parameter layer the usual models have (convolution with bias,
+// inner product, batch normalisation with its three statistics blobs).
+#ifndef CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
+#define CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
+
+namespace crema {
+namespace fuzz {
+
+constexpr char kSmallDeployNet[] = R"(
+  name: "small"
+  layer { name: "data" type: "Input" top: "data"
+          input_param { shape { dim: 2 dim: 1 dim: 6 dim: 6 } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+          convolution_param { num_output: 2 kernel_size: 3
+                              weight_filler { type: "xavier" } } }
+  layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
+  layer { name: "ip1" type: "InnerProduct" bottom: "conv1" top: "ip1"
+          inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+  layer { name: "prob" type: "Softmax" bottom: "ip1" top: "prob" }
+)";
+
+constexpr char kSmallTrainNet[] = R"(
+  name: "small"
+  layer { name: "data" type: "DummyData" top: "data" top: "label"
+          dummy_data_param { shape { dim: 2 dim: 1 dim: 6 dim: 6 } shape { dim: 2 }
+                             data_filler { type: "gaussian" } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+          convolution_param { num_output: 2 kernel_size: 3
+                              weight_filler { type: "xavier" } } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "conv1" top: "ip1"
+          inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip1" bottom: "label" top: "loss" }
+)";
+
+}  // namespace fuzz
+}  // namespace crema
+
+#endif  // CREMA_TESTS_FUZZ_SMALL_NETS_HPP_

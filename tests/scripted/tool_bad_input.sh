@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Bad input as a user gives it to the crema tool: each case must exit with
+# status 1 and one error line that names the file or layer and says what was
+# expected — no abort, no glog "Check failed", no stack trace, no signal.
+#   tool_bad_input.sh CREMA SHARED_DIR
+set -uo pipefail
+crema=$1 compat=$2/compat
+work=$(mktemp -d /tmp/crema_bad_input_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+
+# CASE NAME, EXPECTED TEXT, then the crema arguments.
+expect_error() {
+  local name=$1 expected=$2
+  shift 2
+  "$crema" "$@" >out.log 2>&1
+  local status=$?
+  if ((status != 1)); then
+    echo "FAIL $name: exit status $status (expected 1)"
+  elif grep -qE 'Check failed|\*\*\* |terminate called|Aborted|Segmentation' out.log; then
+    echo "FAIL $name: aborted instead of an error line"
+  elif ! grep -qF -- "$expected" out.log; then
+    echo "FAIL $name: the error does not say '$expected'"
+  else
+    echo "ok   $name: $(grep -F -- "$expected" out.log | head -1 | sed 's/^.*\] //')"
+    return 0
+  fi
+  tail -5 out.log
+  failures=$((failures + 1))
+}
+
+lenet=$compat/lenet_fashion
+sed -e "s#FASHION_TRAIN_LMDB#$compat/fashion_test_lmdb#" \
+    -e "s#FASHION_TEST_LMDB#$compat/fashion_test_lmdb#" \
+    "$lenet/lenet_train_test.prototxt" >net.prototxt
+weights=$(ls "$lenet"/*.caffemodel | head -1)
+
+: >empty.prototxt
+expect_error "empty net file" "has no layers" test --model=empty.prototxt --weights="$weights"
+
+: >empty.caffemodel
+expect_error "empty weights file" "empty.caffemodel: holds no layers" \
+  test --model=net.prototxt --weights=empty.caffemodel
+
+sed -e 's/name: "\(conv1\|conv2\|ip1\|ip2\)"/name: "other_\1"/' net.prototxt >renamed.prototxt
+expect_error "weights sharing no layer" "shares no layer name" \
+  test --model=renamed.prototxt --weights="$weights" --iterations=1
+
+expect_error "zero iterations" "--iterations must be positive" \
+  test --model=net.prototxt --weights="$weights" --iterations=0
+
+cat >two_producers.prototxt <<'NET'
+layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 4 } } }
+layer { name: "a" type: "ReLU" bottom: "x" top: "y" }
+layer { name: "b" type: "TanH" bottom: "x" top: "y" }
+NET
+expect_error "two producers of one top" "produced by both layer 'a' and layer 'b'" \
+  time --model=two_producers.prototxt --iterations=1
+
+cat >unshaped.prototxt <<'NET'
+layer { name: "in" type: "Input" top: "x" }
+layer { name: "a" type: "ReLU" bottom: "x" top: "y" }
+NET
+expect_error "input without a shape" "input blob 'x' has no shape" \
+  time --model=unshaped.prototxt --iterations=1
+
+printf 'net: "net.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 10\ntest_interval: 5\n' \
+  >no_test_iter.prototxt
+expect_error "test_interval without test_iter" "test_iter is not given" \
+  train --solver=no_test_iter.prototxt
+
+cat >huge.prototxt <<'NET'
+layer { name: "in" type: "Input" top: "x"
+        input_param { shape { dim: 100000 dim: 100000 dim: 100000 } } }
+layer { name: "a" type: "ReLU" bottom: "x" top: "y" }
+NET
+expect_error "a blob too large" "layer 'in'" time --model=huge.prototxt --iterations=1
+
+mkdir truncated_lmdb
+cp "$compat/fashion_test_lmdb/data.mdb" truncated_lmdb/
+truncate -s 65536 truncated_lmdb/data.mdb
+sed -e "s#$compat/fashion_test_lmdb#$work/truncated_lmdb#" net.prototxt >truncated.prototxt
+expect_error "truncated LMDB" "truncated_lmdb" \
+  test --model=truncated.prototxt --weights="$weights" --iterations=2
+
+((failures == 0)) || { echo "$failures case(s) failed"; exit 1; }
