@@ -3,6 +3,7 @@
 // and refused configurations (top_k, label count, label value, backward).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,24 @@ TYPED_TEST(AccuracyLayerTest, RegisteredByTypeString) {
   LayerParameter param;
   param.set_type("Accuracy");
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "Accuracy");
+}
+
+// A fraction or a NaN is no class: before, 1.5 counted as class 1 and -0.5
+// as class 0.
+TYPED_TEST(AccuracyLayerTest, FractionalLabelNamesTheValue) {
+  using Dtype = typename TypeParam::Dtype;
+  for (Dtype bad : {Dtype(1.5), Dtype(-0.5), Dtype(std::nan(""))}) {
+    this->labels_.mutable_cpu_data()[3] = bad;
+    AccuracyLayer<Dtype> layer(this->Param(1));
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    try {
+      layer.Forward(this->bottom_vec_, this->top_vec_);
+      ADD_FAILURE() << "label " << bad << " must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("at position 3"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("whole number"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 // Blob: shapes, reshaping without needless allocation, sharing, copying,
 // the proto round trip, and the reductions, for float and double.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "crema/blob.hpp"
 #include "test_common.hpp"
+#include "test_error_message.hpp"
 
 namespace crema {
 namespace {
+
+using ::testing::HasSubstr;
 
 template <typename Dtype>
 class BlobTest : public ::testing::Test {
@@ -168,6 +172,56 @@ TYPED_TEST(BlobTest, ProtoWithWrongValueCountIsRefused) {
   proto.add_data(1.f);
   Blob<TypeParam> blob;
   EXPECT_THROW(blob.FromProto(proto), Error);
+}
+
+// An Input or DummyData dimension of 0 gives a blob of count 0; its memory
+// must still be there to pass along (it was a CHECK abort).
+TYPED_TEST(BlobTest, ZeroCountBlobHasMemory) {
+  Blob<TypeParam> blob(std::vector<int>{0, 3});
+  EXPECT_EQ(blob.count(), 0);
+  EXPECT_NE(blob.cpu_data(), nullptr);
+  EXPECT_NE(blob.mutable_cpu_diff(), nullptr);
+  EXPECT_EQ(blob.asum_data(), TypeParam(0));
+}
+
+// A stored 64-bit size must not wrap into an int: -4294967295 is 1 as an int.
+TYPED_TEST(BlobTest, StoredSizesOutsideIntAreRefused) {
+  BlobShape shape;
+  shape.add_dim(-4294967295LL);
+  Blob<TypeParam> blob;
+  EXPECT_THAT(ErrorMessageOf([&] { blob.Reshape(shape); }), HasSubstr("-4294967295"));
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(4294967297LL);  // 1 as an int
+  proto.add_data(1.f);
+  EXPECT_THAT(ErrorMessageOf([&] { blob.FromProto(proto); }), HasSubstr("4294967297"));
+  Blob<TypeParam> one(std::vector<int>{1});
+  EXPECT_FALSE(one.ShapeEquals(proto));
+}
+
+// Layers compute these axes from their parameters: a wrong one is an Error
+// (the layer adds its name), not an abort.
+TYPED_TEST(BlobTest, CountOverAxesOutsideTheBlobIsAnError) {
+  Blob<TypeParam> blob(std::vector<int>{2, 3});
+  EXPECT_EQ(blob.count(1, 2), 3);
+  EXPECT_THAT(ErrorMessageOf([&] { blob.count(1, 3); }), HasSubstr("not within the 2 axes"));
+  EXPECT_THAT(ErrorMessageOf([&] { blob.count(2, 1); }), HasSubstr("2 3 (6)"));
+  EXPECT_FALSE(ErrorMessageOf([&] { blob.count(-1, 1); }).empty());
+}
+
+TYPED_TEST(BlobTest, LegacyAccessorsOfAFiveAxisBlobAreAnError) {
+  Blob<TypeParam> blob(std::vector<int>{1, 2, 3, 4, 5});
+  EXPECT_THAT(ErrorMessageOf([&] { blob.channels(); }), HasSubstr("more than 4 axes"));
+}
+
+TYPED_TEST(BlobTest, ProtoDiffWithWrongValueCountSaysHowMany) {
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(2);
+  proto.add_data(1.f);
+  proto.add_data(2.f);
+  proto.add_diff(1.f);
+  Blob<TypeParam> blob;
+  EXPECT_THAT(ErrorMessageOf([&] { blob.FromProto(proto); }),
+              HasSubstr("diff holds 1 values, its shape needs 2"));
 }
 
 }  // namespace

@@ -156,5 +156,25 @@ TYPED_TEST(ContrastiveLossLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "ContrastiveLoss");
 }
 
+// Caffe read any non-zero integer part as "similar": 0.5 passed as a
+// dissimilar pair and -1 as a similar one, silently.
+TYPED_TEST(ContrastiveLossLayerTest, PairLabelNeitherZeroNorOneNamesTheValue) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("siamese");
+  for (Dtype bad : {Dtype(0.5), Dtype(-1), Dtype(2)}) {
+    this->similar_.mutable_cpu_data()[1] = bad;
+    ContrastiveLossLayer<Dtype> layer(param);
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    try {
+      layer.Forward(this->bottom_vec_, this->top_vec_);
+      ADD_FAILURE() << "pair label " << bad << " must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 'siamese'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("of item 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace crema

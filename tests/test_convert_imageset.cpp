@@ -424,7 +424,43 @@ TEST_F(ConvertImagesetTest, ListPathsMayHoldSpacesAndLinesMayEndInCarriageReturn
   EXPECT_EQ(entries[1].line, 4);
 }
 
+// Caffe resizes only when both sizes are positive: one alone, or a negative
+// one, stored the images at their own sizes without a word.
+TEST_F(ConvertImagesetTest, ResizeNeedsBothSizesOrNeither) {
+  WriteMixedImages();
+  for (const auto& [height, width] : {std::pair{4, 0}, std::pair{0, 4}, std::pair{-4, 4}}) {
+    ConvertImagesetOptions options;
+    options.resize_height = height;
+    options.resize_width = width;
+    const std::string message =
+        ErrorMessageOf([&] { ConvertImageset(root_, list_, db_, options); });
+    EXPECT_NE(message.find("--resize_height " + std::to_string(height) + " and --resize_width " +
+                           std::to_string(width)),
+              std::string::npos)
+        << message;
+    EXPECT_TRUE(LeftOver().empty());
+  }
+}
+
 class ComputeImageMeanTest : public ConvertImagesetTest {};
+
+// A record's negative size made a size_t product of exabytes (an allocation
+// failure that is no crema::Error); it is named by its key instead.
+TEST_F(ComputeImageMeanTest, RecordWithANegativeSizeIsNamed) {
+  auto db = db::GetDB("lmdb");
+  db->Open(db_, db::NEW);
+  auto txn = db->NewTransaction();
+  Datum datum;
+  datum.set_channels(-1);
+  datum.set_height(2);
+  datum.set_width(2);
+  datum.set_data(std::string(4, '\0'));
+  txn->Put("bad_record", datum.SerializeAsString());
+  txn->Commit();
+  db->Close();
+  const std::string message = ErrorMessageOf([&] { ComputeImageMean(db_, "lmdb"); });
+  EXPECT_NE(message.find("record 'bad_record' is -1x2x2"), std::string::npos) << message;
+}
 
 TEST_F(ComputeImageMeanTest, EncodedAndRawRecordsGiveTheSameMean) {
   std::string list;

@@ -286,5 +286,38 @@ TEST_F(DataReaderTest, RecordOfAnotherShapeIsAUserError) {
   }
 }
 
+// A record of the first one's size in another shape (3 x 2 after 2 x 3) was
+// written into the batch and read across rows, silently.
+TEST_F(DataReaderTest, RecordOfTheSameSizeInAnotherShapeIsAUserError) {
+  const std::string source = dir_ + "/turned";
+  {
+    auto db = db::GetDB("lmdb");
+    db->Open(source, db::NEW);
+    auto txn = db->NewTransaction();
+    for (int i = 0; i < 4; ++i) {
+      Datum datum;
+      datum.set_channels(1);
+      datum.set_height(i == 2 ? 3 : 2);
+      datum.set_width(i == 2 ? 2 : 3);
+      datum.set_data(std::string(6, 'x'));
+      txn->Put("k" + std::to_string(i), datum.SerializeAsString());
+    }
+    txn->Commit();
+  }
+  DataLayer<float> layer(DataParam(source, 4, "turned"));
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  try {
+    layer.Forward(bottom, top);
+    FAIL() << "a 3 x 2 record in a batch of 2 x 3 must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("record 'k2'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("transforms to 1 x 3 x 2, the first record to 1 x 2 x 3"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace crema

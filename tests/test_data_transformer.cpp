@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "crema/data_transformer.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
+#include "test_error_message.hpp"
 
 namespace crema {
 namespace {
@@ -257,6 +260,76 @@ TYPED_TEST(DataTransformerTest, BadRecordsAreUserErrors) {
   short_datum.set_data("abc");
   std::vector<TypeParam> out(12);
   EXPECT_THROW(plain.Transform(short_datum, out.data()), Error);
+}
+
+// A mean file that is not one image: five axes aborted (the legacy height of
+// a 5-D blob), two images passed with the first used; both name the file.
+TYPED_TEST(DataTransformerTest, MeanFileOfAnotherShapeNamesTheFile) {
+  const std::string file = ::testing::TempDir() + "odd_mean.binaryproto";
+  TransformationParameter param;
+  param.set_mean_file(file);
+  for (const std::vector<int>& shape : {std::vector<int>{1, 1, 1, 3, 4}, {2, 1, 3, 4}}) {
+    BlobProto mean;
+    int count = 1;
+    for (int dim : shape) {
+      mean.mutable_shape()->add_dim(dim);
+      count *= dim;
+    }
+    for (int i = 0; i < count; ++i) mean.add_data(0);
+    WriteProtoToBinaryFile(mean, file);
+    const std::string message = ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST); });
+    EXPECT_NE(message.find(file), std::string::npos) << message;
+    EXPECT_NE(message.find("1 x channels x height x width"), std::string::npos) << message;
+  }
+  BlobProto short_mean;  // 1 value for 12
+  for (int dim : {1, 1, 3, 4}) short_mean.mutable_shape()->add_dim(dim);
+  short_mean.add_data(0);
+  WriteProtoToBinaryFile(short_mean, file);
+  const std::string message = ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST); });
+  EXPECT_NE(message.find("the mean file " + file + ": "), std::string::npos) << message;
+  std::remove(file.c_str());
+}
+
+// The mean must match the data as stored (before the crop); the message
+// gives both shapes.
+TYPED_TEST(DataTransformerTest, MeanFileOfOtherSizeNamesBothShapes) {
+  const std::string file = ::testing::TempDir() + "small_mean.binaryproto";
+  BlobProto mean;
+  for (int dim : {1, 1, 2, 2}) mean.mutable_shape()->add_dim(dim);
+  for (int i = 0; i < 4; ++i) mean.add_data(0);
+  WriteProtoToBinaryFile(mean, file);
+  TransformationParameter param;
+  param.set_mean_file(file);
+  param.set_crop_size(2);  // the crop's size does not make a 2 x 2 mean fit
+  DataTransformer<TypeParam> transformer(param, TEST);
+  const std::string message = ErrorMessageOf([&] { transformer.InferBlobShape(MakeDatum()); });
+  EXPECT_NE(message.find(file), std::string::npos) << message;
+  EXPECT_NE(message.find("1 1 2 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("1x3x4"), std::string::npos) << message;
+  std::remove(file.c_str());
+}
+
+// A record of the first one's size in another shape (4 x 3 after 3 x 4) was
+// written into the batch and read across rows.
+TYPED_TEST(DataTransformerTest, RecordOfAnotherShapeIsRefused) {
+  DataTransformer<TypeParam> transformer(TransformationParameter(), TEST);
+  const std::vector<int> batch_shape{8, 1, 3, 4};
+  std::vector<TypeParam> out(12);
+  transformer.Transform(MakeDatum(), out.data(), batch_shape);
+  Datum turned = MakeDatum();
+  turned.set_height(4);
+  turned.set_width(3);
+  const std::string message =
+      ErrorMessageOf([&] { transformer.Transform(turned, out.data(), batch_shape); });
+  EXPECT_NE(message.find("1 x 4 x 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("1 x 3 x 4"), std::string::npos) << message;
+}
+
+// A blob of five axes has no legacy num/channels/height/width: an Error.
+TYPED_TEST(DataTransformerTest, FiveAxisBlobIsRefused) {
+  DataTransformer<TypeParam> transformer(TransformationParameter(), TEST);
+  Blob<TypeParam> in(std::vector<int>{1, 1, 1, 3, 4}), out(std::vector<int>{1, 1, 3, 4});
+  EXPECT_THROW(transformer.Transform(&in, &out), Error);
 }
 
 }  // namespace

@@ -199,6 +199,18 @@ TYPED_TEST(DummyDataLayerTest, IncompleteLegacyFieldsAreRefused) {
   this->ExpectSetUpThrowsNamingLayer(param, "width is given 0 times");
 }
 
+// The legacy fields are unsigned: 3000000000 was a negative size, reported
+// by the blob without the layer or the field.
+TYPED_TEST(DummyDataLayerTest, LegacySizeBeyondIntIsRefused) {
+  LayerParameter param = this->NamedParam();
+  DummyDataParameter* dummy = param.mutable_dummy_data_param();
+  dummy->add_num(2);
+  dummy->add_channels(3000000000u);
+  dummy->add_height(1);
+  dummy->add_width(1);
+  this->ExpectSetUpThrowsNamingLayer(param, "channels for top 0 is 3000000000");
+}
+
 TYPED_TEST(DummyDataLayerTest, RegisteredByTypeString) {
   using Dtype = typename TypeParam::Dtype;
   LayerParameter param;

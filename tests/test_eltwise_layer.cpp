@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "crema/filler.hpp"
@@ -193,6 +194,23 @@ TYPED_TEST(EltwiseLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(EltwiseParam(EltwiseParameter::MAX))->type(),
                "Eltwise");
 }
+
+#ifdef NDEBUG  // protobuf's setter asserts on an unknown value in debug builds
+// No file can hold an unknown operation (the parsers refuse or drop it), but
+// a parameter built in code can: SetUp refuses it rather than Forward aborting.
+TYPED_TEST(EltwiseLayerTest, RefusesAnUnknownOperation) {
+  using Dtype = typename TypeParam::Dtype;
+  EltwiseLayer<Dtype> layer(EltwiseParam(static_cast<EltwiseParameter::EltwiseOp>(7)));
+  try {
+    layer.SetUp(this->small_vec_, this->top_vec_);
+    FAIL() << "operation 7 must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'merge' (Eltwise): unknown operation 7"),
+              std::string::npos)
+        << e.what();
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace crema

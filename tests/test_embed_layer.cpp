@@ -201,5 +201,33 @@ TYPED_TEST(EmbedLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(EmbedParam(5, 2))->type(), "Embed");
 }
 
+// Errors raised below the layer (here the blob's axis limit, reached when the
+// top adds an axis at Forward) carry the layer's name.
+TYPED_TEST(EmbedLayerTest, BlobErrorsAtForwardNameTheLayer) {
+  using Dtype = typename TypeParam::Dtype;
+  EmbedLayer<Dtype> layer(EmbedParam(5, 2));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  this->bottom_->Reshape(std::vector<int>(kMaxBlobAxes, 1));
+  this->bottom_->mutable_cpu_data()[0] = 1;
+  ExpectErrorNaming<Dtype>("at most 32 axes", &layer,
+                           [&] { layer.Forward(this->bottom_vec_, this->top_vec_); });
+}
+
+// Blobs given in the layer's parameter are read when it is built: a wrong
+// value count names the layer and the blob.
+TYPED_TEST(EmbedLayerTest, BadBlobInTheParameterNamesTheLayer) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter trained = EmbedParam(5, 1);
+  BlobProto* weights = trained.add_blobs();
+  weights->mutable_shape()->add_dim(5);
+  weights->add_data(1);
+  try {
+    EmbedLayer<Dtype> layer(trained);
+    FAIL() << "a blob of 1 value for 5 must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("layer 'words' (Embed): blob 0: "), 0u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace crema

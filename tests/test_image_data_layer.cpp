@@ -7,9 +7,8 @@
 
 #ifdef CREMA_OPENCV
 
-#include <opencv2/imgcodecs/imgcodecs.hpp>
-
 #include <fstream>
+#include <opencv2/imgcodecs/imgcodecs.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,11 +50,12 @@ class ImageDataLayerTest : public ScratchDirTest {
 
   LayerParameter Param(const std::string& extra, const std::string& transform = "") const {
     LayerParameter param;
-    ReadProtoFromString("name: 'images' type: 'ImageData' top: 'data' top: 'label' phase: TRAIN "
-                        "image_data_param { source: '" + dir_ + "/list.txt' root_folder: '" +
-                            dir_ + "/' batch_size: 3 " + extra + " } transform_param { " +
-                            transform + " }",
-                        "layer", &param);
+    ReadProtoFromString(
+        "name: 'images' type: 'ImageData' top: 'data' top: 'label' phase: TRAIN "
+        "image_data_param { source: '" +
+            dir_ + "/list.txt' root_folder: '" + dir_ + "/' batch_size: 3 " + extra +
+            " } transform_param { " + transform + " }",
+        "layer", &param);
     return param;
   }
 
@@ -69,7 +69,8 @@ class ImageDataLayerTest : public ScratchDirTest {
     std::vector<int> labels;
     for (int b = 0; b < batches; ++b) {
       layer.Forward(bottom, top);
-      for (int i = 0; i < label.count(); ++i) labels.push_back(static_cast<int>(label.cpu_data()[i]));
+      for (int i = 0; i < label.count(); ++i)
+        labels.push_back(static_cast<int>(label.cpu_data()[i]));
       if (pixels) pixels->insert(pixels->end(), data.cpu_data(), data.cpu_data() + data.count());
     }
     return labels;
@@ -162,20 +163,42 @@ TEST_F(ImageDataLayerTest, ErrorsNameTheListLineAndTheFile) {
   EXPECT_THROW(Labels(param, 1), Error);
 }
 
+// An image of the first one's size turned on its side (8 x 6 after 6 x 8)
+// was transformed into the batch and read across rows, silently.
+TEST_F(ImageDataLayerTest, AnImageOfAnotherShapeIsNamed) {
+  ASSERT_TRUE(cv::imwrite(dir_ + "/turned.png", cv::Mat(8, 6, CV_8UC3, cv::Scalar(1, 2, 3))));
+  std::ofstream(dir_ + "/turned.txt") << "img 0.png 0\nturned.png 1\nimg 1.png 2\n";
+  LayerParameter param = Param("");
+  param.mutable_image_data_param()->set_source(dir_ + "/turned.txt");
+  try {
+    Labels(param, 1);
+    FAIL() << "an 8 x 6 image was served in a batch of 6 x 8";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("turned.txt:2"), std::string::npos) << what;
+    EXPECT_NE(what.find("transforms to 3x8x6, the first image to 3x6x8"), std::string::npos)
+        << what;
+  }
+}
+
 TEST_F(ImageDataLayerTest, ATrainingRunResumesBitwise) {
   const std::string net =
       "name: 'images'"
       "layer { name: 'data' type: 'ImageData' top: 'data' top: 'label'"
       "  transform_param { scale: 0.004 crop_size: 5 mirror: true }"
-      "  image_data_param { source: '" + dir_ + "/list.txt' root_folder: '" + dir_ + "/'"
+      "  image_data_param { source: '" +
+      dir_ + "/list.txt' root_folder: '" + dir_ +
+      "/'"
       "    batch_size: 3 shuffle: true decode_threads: 2 } }"
       "layer { name: 'fc' type: 'InnerProduct' bottom: 'data' top: 'fc'"
       "  inner_product_param { num_output: 70 weight_filler { type: 'gaussian' std: 0.1 } } }"
       "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'fc' bottom: 'label' top: 'loss' }";
   SolverParameter param;
-  ReadProtoFromString("base_lr: 0.01 momentum: 0.9 lr_policy: 'fixed' max_iter: 40 display: 0 "
-                      "random_seed: 3 snapshot: 20 snapshot_prefix: '" + dir_ + "/run'",
-                      "solver", &param);
+  ReadProtoFromString(
+      "base_lr: 0.01 momentum: 0.9 lr_policy: 'fixed' max_iter: 40 display: 0 "
+      "random_seed: 3 snapshot: 20 snapshot_prefix: '" +
+          dir_ + "/run'",
+      "solver", &param);
   ReadProtoFromString(net, "net", param.mutable_net_param());
   const auto weights = [](const Solver<float>& solver) {
     std::vector<std::vector<float>> all;
@@ -224,7 +247,8 @@ TEST_F(EncodedDatumTest, DecodesLikeOpenCvInColourAndGrey) {
       for (int c = 0; c < expected.channels(); ++c) {
         for (int h = 0; h < 5; ++h) {
           for (int w = 0; w < 7; ++w) {
-            EXPECT_EQ(out[(c * 5 + h) * 7 + w], expected.ptr<uint8_t>(h)[w * expected.channels() + c])
+            EXPECT_EQ(out[(c * 5 + h) * 7 + w],
+                      expected.ptr<uint8_t>(h)[w * expected.channels() + c])
                 << c << "," << h << "," << w;
           }
         }
@@ -240,7 +264,7 @@ TEST_F(EncodedDatumTest, ACorruptEncodedRecordIsAUserError) {
   DataTransformer<float> transformer(TransformationParameter(), TEST);
   std::vector<float> out(100);
   try {
-    transformer.Transform(datum, out.data(), 100);
+    transformer.Transform(datum, out.data(), std::vector<int>{1, 1, 10, 10});
     FAIL() << "a corrupt record decoded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not decode"), std::string::npos) << e.what();
@@ -264,9 +288,11 @@ TEST_F(EncodedDatumTest, ACorruptImageInADatabaseIsNamedByItsKey) {
   txn->Commit();
   db->Close();
   LayerParameter param;
-  ReadProtoFromString("name: 'data' type: 'Data' top: 'data' top: 'label' phase: TRAIN "
-                      "data_param { source: '" + dir_ + "/images_lmdb' batch_size: 2 backend: LMDB }",
-                      "layer", &param);
+  ReadProtoFromString(
+      "name: 'data' type: 'Data' top: 'data' top: 'label' phase: TRAIN "
+      "data_param { source: '" +
+          dir_ + "/images_lmdb' batch_size: 2 backend: LMDB }",
+      "layer", &param);
   auto layer = LayerRegistry<float>::CreateLayer(param);
   Blob<float> data, label;
   std::vector<Blob<float>*> bottom, top{&data, &label};

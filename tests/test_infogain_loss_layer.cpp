@@ -247,5 +247,29 @@ TYPED_TEST(InfogainLossLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "InfogainLoss");
 }
 
+// A readable file whose blob is malformed is named too (the blob's message
+// alone said neither the file nor the layer).
+TYPED_TEST(InfogainLossLayerTest, MalformedInfogainFileNamesThePath) {
+  using Dtype = typename TypeParam::Dtype;
+  const std::string file = TemporaryPath("short_H.binaryproto");
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(3);
+  proto.mutable_shape()->add_dim(3);
+  proto.add_data(1.f);  // 1 value for 9
+  WriteProtoToBinaryFile(proto, file);
+  LayerParameter param;
+  param.set_name("infogain");
+  param.mutable_infogain_loss_param()->set_source(file);
+  InfogainLossLayer<Dtype> layer(param);
+  try {
+    layer.SetUp(this->TwoBottoms(), this->top_vec_);
+    ADD_FAILURE() << "a blob of 1 value for 3 x 3 must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'infogain'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+  }
+  std::remove(file.c_str());
+}
+
 }  // namespace
 }  // namespace crema

@@ -115,5 +115,27 @@ TYPED_TEST(InputLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "Input");
 }
 
+// A size the blob refuses (beyond int) is named by the layer whose parameter
+// gave it, and a zero size gives an empty top, not an abort.
+TYPED_TEST(InputLayerTest, BlobErrorsNameTheLayer) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param = this->NamedParam();
+  param.mutable_input_param()->add_shape()->add_dim(3000000000LL);
+  InputLayer<Dtype> layer(param);
+  try {
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    FAIL() << "a size beyond int must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("layer 'input1' (Input): "), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3000000000"), std::string::npos) << e.what();
+  }
+  LayerParameter empty = this->NamedParam();
+  this->AddShape(&empty, {0, 3});
+  InputLayer<Dtype> empty_layer(empty);
+  empty_layer.SetUp(this->bottom_vec_, this->top_vec_);
+  empty_layer.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(this->data_->count(), 0);
+}
+
 }  // namespace
 }  // namespace crema

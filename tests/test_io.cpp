@@ -66,6 +66,17 @@ TEST_F(IoTest, MissingFileIsNamed) {
   EXPECT_NE(binary.find(path), std::string::npos) << binary;
 }
 
+// A directory opens and reads as nothing: it parsed as an empty message (an
+// empty mean BlobProto, a solver with no net) instead of an error naming it.
+TEST_F(IoTest, DirectoryIsRefusedByName) {
+  NetParameter net;
+  const std::string text = MessageOf([&] { ReadProtoFromTextFile(dir_, &net); });
+  EXPECT_NE(text.find(dir_ + ": is a directory"), std::string::npos) << text;
+  BlobProto blob;
+  const std::string binary = MessageOf([&] { ReadProtoFromBinaryFile(dir_, &blob); });
+  EXPECT_NE(binary.find(dir_ + ": is a directory"), std::string::npos) << binary;
+}
+
 TEST_F(IoTest, BinaryRoundTripAndCorruption) {
   BlobProto blob;
   for (int i = 0; i < 100; ++i) blob.add_data(i * 0.5f);
@@ -84,7 +95,7 @@ TEST_F(IoTest, BinaryRoundTripAndCorruption) {
 TEST_F(IoTest, FailedWriteLeavesPreviousFileIntact) {
   const std::string path = Write("state", "previous");
   ASSERT_EQ(chmod(dir_.c_str(), 0500), 0);  // no new files in the folder
-  const bool is_root = geteuid() == 0;       // root ignores permissions
+  const bool is_root = geteuid() == 0;      // root ignores permissions
   if (!is_root) {
     EXPECT_THROW(WriteFileAtomically(path, "new"), Error);
     std::ifstream in(path);

@@ -111,5 +111,24 @@ TYPED_TEST(MultinomialLogisticLossLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "MultinomialLogisticLoss");
 }
 
+// 1.5 read the probability of class 1; -0.5 that of class 0.
+TYPED_TEST(MultinomialLogisticLossLayerTest, FractionalLabelNamesTheValue) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("mlr");
+  for (Dtype bad : {Dtype(1.5), Dtype(-0.5)}) {
+    this->labels_.mutable_cpu_data()[1] = bad;
+    MultinomialLogisticLossLayer<Dtype> layer(param);
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    try {
+      layer.Forward(this->bottom_vec_, this->top_vec_);
+      ADD_FAILURE() << "label " << bad << " must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 'mlr'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("at position 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace crema

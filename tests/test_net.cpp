@@ -157,9 +157,20 @@ TEST(NetInputErrorsTest, TwoProducersOfOneTopAndEmptyNetsAreUserErrors) {
       << no_test_layers;
   const std::string empty_file = ::testing::TempDir() + "empty_net.prototxt";
   WriteFileAtomically(empty_file, "");
-  const std::string from_file =
-      ErrorMessageOf([&] { Net<float> net(empty_file, TEST); });
+  const std::string from_file = ErrorMessageOf([&] { Net<float> net(empty_file, TEST); });
   EXPECT_NE(from_file.find("has no layers"), std::string::npos) << from_file;
+}
+
+// The Python API passes layer indices straight through.
+TEST(NetInputErrorsTest, PassesOverLayersOutsideTheNetAreUserErrors) {
+  auto net = MakeNet<float>(kSmallNet, TEST);
+  const std::string forward = ErrorMessageOf([&] { net->ForwardFromTo(0, 99); });
+  EXPECT_NE(
+      forward.find("net 'small': forward over layers 0..99 asked for; the net has layers 0.."),
+      std::string::npos)
+      << forward;
+  EXPECT_THROW(net->BackwardFromTo(99, 0), Error);
+  EXPECT_THROW(net->BackwardFromTo(2, -1), Error);
 }
 
 // Weights that match no layer would leave the net at its initialisation;
@@ -219,8 +230,7 @@ TEST(NetInputErrorsTest, MemoryExhaustionNamesTheLayer) {
   Context::set_max_allocation(64);  // 16 floats: ip1's 4 x 5 top needs 80 bytes
   const std::string message = ErrorMessageOf([&] { net->Forward(); });
   Context::set_max_allocation(before);
-  EXPECT_NE(message.find("layer 'ip1' (InnerProduct), forward pass"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("layer 'ip1' (InnerProduct), forward pass"), std::string::npos) << message;
   EXPECT_NE(message.find("tops 'ip1' 4 5 (20): cannot allocate 80 bytes of host memory: above "
                          "this thread's allocation limit of 64 bytes"),
             std::string::npos)

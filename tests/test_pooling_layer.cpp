@@ -149,8 +149,11 @@ TYPED_TEST(PoolingLayerTest, MaxMatchesScannedWindowsOnRandomPlanes) {
   struct Geometry {
     int kernel, stride, pad, height, width;
   };
+  // The last three are narrower or lower than the kernel (found by fuzzing:
+  // a 1-wide plane under a 2x2 kernel read past the plane).
   const Geometry geometries[] = {{2, 2, 0, 24, 24}, {3, 2, 0, 13, 13}, {3, 2, 1, 11, 9},
-                                 {3, 1, 1, 7, 8},   {2, 3, 0, 10, 11}, {4, 3, 1, 12, 13}};
+                                 {3, 1, 1, 7, 8},   {2, 3, 0, 10, 11}, {4, 3, 1, 12, 13},
+                                 {2, 2, 0, 8, 1},   {3, 2, 0, 9, 2},   {3, 2, 0, 2, 9}};
   std::mt19937 random(7);
   std::uniform_int_distribution<int> level(-4, 4);
   for (int budget : {1, 2, 3}) {

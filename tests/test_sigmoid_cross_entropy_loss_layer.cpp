@@ -153,5 +153,31 @@ TYPED_TEST(SigmoidCrossEntropyLossLayerTest, RegisteredByTypeString) {
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "SigmoidCrossEntropyLoss");
 }
 
+// Targets are probabilities: a class index such as 2, or a -1 meant as
+// "ignore" without ignore_label, made a wrong (even negative) loss silently.
+TYPED_TEST(SigmoidCrossEntropyLossLayerTest, TargetOutsideZeroOneNamesTheValue) {
+  using Dtype = typename TypeParam::Dtype;
+  if (TypeParam::device == Context::GPU) GTEST_SKIP() << "checked by the CPU body only";
+  LayerParameter param;
+  param.set_name("bce");
+  for (Dtype bad : {Dtype(2), Dtype(-1)}) {
+    this->targets_.mutable_cpu_data()[2] = bad;
+    SigmoidCrossEntropyLossLayer<Dtype> layer(param);
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    try {
+      layer.Forward(this->bottom_vec_, this->top_vec_);
+      ADD_FAILURE() << "target " << bad << " must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 'bce'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("at position 2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("[0, 1]"), std::string::npos) << e.what();
+    }
+  }
+  param.mutable_loss_param()->set_ignore_label(-1);  // -1 ignored: accepted
+  SigmoidCrossEntropyLossLayer<Dtype> ignoring(param);
+  ignoring.SetUp(this->bottom_vec_, this->top_vec_);
+  ignoring.Forward(this->bottom_vec_, this->top_vec_);
+}
+
 }  // namespace
 }  // namespace crema

@@ -419,13 +419,45 @@ TEST_F(WindowDataLayerTest, MalformedBlocksNameTheirLine) {
 
 TEST_F(WindowDataLayerTest, WindowOutsideItsImageIsRefused) {
   for (const char* corners : {"10 10 80 29", "-1 10 29 29", "10 10 29 60", "29 10 10 29"}) {
-    const std::string source = WriteText(
-        "bad.txt", std::string("# 0\na.png\n3\n60\n80\n2\n0 0.1 10 35 29 54\n1 0.9 ") + corners + "\n");
+    const std::string source =
+        WriteText("bad.txt", std::string("# 0\na.png\n3\n60\n80\n2\n0 0.1 10 35 29 54\n1 0.9 ") +
+                                 corners + "\n");
     const std::string message = ErrorOf(Param(source, 4, 8));
     EXPECT_MENTIONS(message, "layer 'win' (WindowData)");
     EXPECT_MENTIONS(message, source + " line 8: the window x1 y1 x2 y2 = " + corners +
                                  " is not inside the image " + dir_ + "/a.png");
   }
+}
+
+// In square mode a tall, one-pixel-wide window of a two-pixel-wide image is
+// widened to a square mostly outside the image: its part inside warps to 0
+// pixels wide, and OpenCV's resize aborted when it was drawn.
+TEST_F(WindowDataLayerTest, WindowThatWarpsToNothingIsRefusedAtSetUp) {
+  ASSERT_TRUE(cv::imwrite(dir_ + "/thin.png", cv::Mat(100, 2, CV_8UC3, cv::Scalar(1, 2, 3))));
+  const std::string source = WriteText("thin.txt", "# 0\nthin.png\n3\n100\n2\n1\n1 0.9 0 0 0 99\n");
+  LayerParameter param = Param(source, 1, 10);
+  param.mutable_window_data_param()->set_fg_fraction(1);
+  param.mutable_window_data_param()->set_crop_mode("square");
+  const std::string message = ErrorOf(param);
+  EXPECT_MENTIONS(message, "layer 'win' (WindowData)");
+  EXPECT_MENTIONS(message, source + " line 7: the window x1 y1 x2 y2 = 0 0 0 99");
+  EXPECT_MENTIONS(message, "warps to 0x10 pixels");
+  param.mutable_window_data_param()->set_crop_mode("warp");  // warped whole: fine
+  EXPECT_EQ(ErrorOf(param, 1), "");
+}
+
+// A mean file that reads but holds a malformed blob names the file.
+TEST_F(WindowDataLayerTest, MalformedMeanFileIsNamed) {
+  BlobProto proto;
+  for (int dim : {1, 3, 12, 12}) proto.mutable_shape()->add_dim(dim);
+  proto.add_data(0);  // 1 value for 432
+  WriteProtoToBinaryFile(proto, dir_ + "/short_mean.binaryproto");
+  LayerParameter param = Param(WriteWindowFile({1}), 1, 8);
+  param.mutable_window_data_param()->set_fg_fraction(1);
+  param.mutable_transform_param()->set_mean_file(dir_ + "/short_mean.binaryproto");
+  const std::string message = ErrorOf(param);
+  EXPECT_MENTIONS(message,
+                  "layer 'win' (WindowData): the mean file " + dir_ + "/short_mean.binaryproto: ");
 }
 
 TEST_F(WindowDataLayerTest, MissingOrUnreadableImagesAreNamed) {

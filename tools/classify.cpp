@@ -4,7 +4,6 @@
 // height x width, the mean subtracted, then scaled by --scale (the
 // transform_param scale the net was trained with).
 #include "classify.hpp"
-#include "split_list.hpp"
 
 #include <gflags/gflags.h>
 
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "crema/common.hpp"
+#include "split_list.hpp"
 
 #ifdef CREMA_OPENCV
 #include <opencv2/core/core.hpp>
@@ -110,7 +110,11 @@ std::vector<float> MeanImage(int channels, int height, int width) {
   crema::BlobProto proto;
   crema::ReadProtoFromBinaryFile(FLAGS_mean_file, &proto);
   crema::Blob<float> blob;
-  blob.FromProto(proto);
+  try {
+    blob.FromProto(proto);
+  } catch (const crema::Error& e) {
+    CREMA_FAIL("--mean_file " << FLAGS_mean_file << ": " << e.what());
+  }
   CREMA_REQUIRE(blob.num_axes() == 4 && blob.shape(0) == 1 && blob.shape(1) == channels,
                 "--mean_file " << FLAGS_mean_file << ": a mean of shape " << blob.shape_string()
                                << ", the net input has " << channels << " channel(s)");

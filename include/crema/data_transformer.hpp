@@ -24,8 +24,9 @@ namespace crema {
 template <typename Dtype>
 class DataTransformer {
  public:
-  // Reads the mean file (a BlobProto .binaryproto) if one is given; a missing
-  // file, or mean_file together with mean_value, is a user error.
+  // Reads the mean file (a BlobProto .binaryproto, 1 x C x H x W) if one is
+  // given; a missing or malformed file, or mean_file together with
+  // mean_value, is a user error naming it.
   DataTransformer(const TransformationParameter& param, Phase phase);
 
   // The shape a transformed datum takes: [1, channels, height', width'] (an
@@ -36,10 +37,10 @@ class DataTransformer {
   // values). Raw uint8 or float data, or an encoded image in builds with
   // OpenCV (without it, an encoded datum is a user error).
   void Transform(const Datum& datum, Dtype* out);
-  // The same into `out` of room for `capacity` values: a record that
-  // transforms to another size is a user error (a source's records share one
-  // shape). An encoded record is decoded once.
-  void Transform(const Datum& datum, Dtype* out, int capacity);
+  // The same into `out`, one item of `shape` (a batch's shape; axis 0 is not
+  // compared): a record that transforms to another shape is a user error (a
+  // source's records share one shape). An encoded record is decoded once.
+  void Transform(const Datum& datum, Dtype* out, const std::vector<int>& shape);
   // Into a blob of shape [1, C, H', W'] (or into item 0 of a larger blob).
   void Transform(const Datum& datum, Blob<Dtype>* transformed);
   // A batch of datums into a blob of shape [N, C, H', W'].
@@ -67,6 +68,8 @@ class DataTransformer {
   };
   Choice Choose(int height, int width);
   void CheckSize(int channels, int height, int width) const;
+  // Refuses a transformed shape that differs from `expected` but for axis 0.
+  void RequireItemShape(const std::vector<int>& shape, const std::vector<int>& expected) const;
   // in: planes (channels x height x width).
   template <typename Source>
   void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);

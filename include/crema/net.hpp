@@ -54,7 +54,9 @@ class Net {
   // callers that feed or read blobs between layers, e.g. Python's
   // forward(start=, end=)).
   Dtype ForwardFromTo(int start, int end);
-  Dtype ForwardFrom(int start) { return ForwardFromTo(start, static_cast<int>(layers_.size()) - 1); }
+  Dtype ForwardFrom(int start) {
+    return ForwardFromTo(start, static_cast<int>(layers_.size()) - 1);
+  }
   Dtype ForwardTo(int end) { return ForwardFromTo(0, end); }
 
   // Gradients of the loss with respect to every blob and parameter that needs one.
@@ -171,6 +173,7 @@ class Net {
   void AppendParams(const NetParameter& param, int layer_id);
   void CollectOutputs(const std::set<std::string>& available_blobs);
   std::string ProducerName(int blob_id) const;
+  void RequireLayerRange(const char* pass, int first, int last) const;
   std::string LayerMemoryMessage(int layer_id, const char* stage, const MemoryError& error) const;
   // Copies the blobs of the layers both have; returns the names of those copied.
   std::vector<std::string> CopyLayers(const NetParameter& param);
@@ -178,9 +181,11 @@ class Net {
   void ReportCopiedLayers(const std::string& source, const std::vector<std::string>& copied,
                           const std::vector<std::string>& source_layers) const;
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
-                 std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
+                 std::set<std::string>* available_blobs,
+                 std::map<std::string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
-                   std::set<std::string>* available_blobs, std::map<std::string, int>* blob_name_to_idx);
+                   std::set<std::string>* available_blobs,
+                   std::map<std::string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
   void AppendOwnedParam(const ParamSpec& spec, int net_param_id);
   void AppendSharedParam(const ParamSpec& spec, int layer_id, int param_id);

@@ -32,8 +32,8 @@ void Blob<Dtype>::Reshape(const std::vector<int>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     CREMA_REQUIRE(shape[i] >= 0, "blob axis " << i << " would have negative size " << shape[i]);
     count *= shape[i];
-    CREMA_REQUIRE(count <= INT_MAX, "blob of shape with " << count
-                                        << "+ elements exceeds the limit of " << INT_MAX);
+    CREMA_REQUIRE(count <= INT_MAX,
+                  "blob of shape with " << count << "+ elements exceeds the limit of " << INT_MAX);
   }
   if (!shape_data_ || shape_data_->size() < shape.size() * sizeof(int)) {
     shape_data_.reset(new SyncedMemory(shape.size() * sizeof(int)));
@@ -44,21 +44,33 @@ void Blob<Dtype>::Reshape(const std::vector<int>& shape) {
   }
   shape_ = shape;
   count_ = static_cast<int>(count);
-  if (count_ > capacity_) {
+  // A blob of count 0 (a dimension of 0 in a prototxt) still gets memory, so
+  // its data pointers are valid to pass along; only they are never read.
+  if (count_ > capacity_ || !data_) {
     capacity_ = count_;
     data_.reset(new SyncedMemory(capacity_ * sizeof(Dtype)));
     diff_.reset(new SyncedMemory(capacity_ * sizeof(Dtype)));
   }
 }
 
-template <typename Dtype>
-void Blob<Dtype>::Reshape(const BlobShape& shape) {
+namespace {
+// A stored shape's 64-bit sizes as a blob's int sizes. A size outside int
+// must not wrap (-4294967295 would become 1).
+std::vector<int> IntDims(const BlobShape& shape) {
   std::vector<int> dims(shape.dim_size());
   for (int i = 0; i < shape.dim_size(); ++i) {
-    CREMA_REQUIRE(shape.dim(i) <= INT_MAX, "blob dimension " << shape.dim(i) << " is too large");
+    CREMA_REQUIRE(shape.dim(i) >= 0 && shape.dim(i) <= INT_MAX,
+                  "blob axis " << i << " has size " << shape.dim(i) << "; a size must be in [0, "
+                               << INT_MAX << "]");
     dims[i] = static_cast<int>(shape.dim(i));
   }
-  Reshape(dims);
+  return dims;
+}
+}  // namespace
+
+template <typename Dtype>
+void Blob<Dtype>::Reshape(const BlobShape& shape) {
+  Reshape(IntDims(shape));
 }
 
 std::string ShapeString(const std::vector<int>& shape) {
@@ -86,9 +98,11 @@ std::string Blob<Dtype>::shape_string() const {
 
 template <typename Dtype>
 int Blob<Dtype>::count(int start_axis, int end_axis) const {
-  CHECK_LE(start_axis, end_axis);
-  CHECK_GE(start_axis, 0);
-  CHECK_LE(end_axis, num_axes());
+  // Layers pass axes computed from their parameters: a wrong one is the
+  // user's, and the layer names itself around this message.
+  CREMA_REQUIRE(0 <= start_axis && start_axis <= end_axis && end_axis <= num_axes(),
+                "axes [" << start_axis << ", " << end_axis << ") are not within the " << num_axes()
+                         << " axes of a blob of shape " << shape_string());
   int count = 1;
   for (int i = start_axis; i < end_axis; ++i) count *= shape_[i];
   return count;
@@ -104,13 +118,17 @@ int Blob<Dtype>::CanonicalAxisIndex(int axis_index) const {
 
 template <typename Dtype>
 int Blob<Dtype>::LegacyShape(int index) const {
-  CHECK_LE(num_axes(), 4) << "the legacy accessors need a blob of at most 4 axes";
-  CHECK_LT(index, 4);
-  CHECK_GE(index, -4);
+  CREMA_REQUIRE(num_axes() <= 4, "a blob of shape " << shape_string()
+                                                    << " has more than 4 axes; expected num x "
+                                                       "channels x height x width");
+  // Invariant: callers name one of the four legacy axes by a constant.
+  CHECK(index >= -4 && index < 4) << "legacy axis " << index;
   if (index >= num_axes() || index < -num_axes()) return 1;
   return shape(index);
 }
 
+// Invariant (the CHECKs of both offsets): no layer takes an index from data
+// or parameters unchecked; one past the end is allowed, as a bound.
 template <typename Dtype>
 int Blob<Dtype>::offset(int n, int c, int h, int w) const {
   CHECK_GE(n, 0);
@@ -139,6 +157,8 @@ int Blob<Dtype>::offset(const std::vector<int>& indices) const {
   return offset;
 }
 
+// Invariant (the CHECKs on data_ and diff_ below): a blob has memory once it
+// is shaped, even with count 0; only a blob never shaped has none.
 template <typename Dtype>
 const std::shared_ptr<SyncedMemory>& Blob<Dtype>::data() const {
   CHECK(data_);
@@ -230,6 +250,8 @@ Dtype* Blob<Dtype>::mutable_gpu_diff() {
 
 template <typename Dtype>
 void Blob<Dtype>::ShareData(const Blob& other) {
+  // Invariant (here and in ShareDiff): the net compares shared parameters'
+  // shapes first; layers share only between blobs they shaped alike.
   CHECK_EQ(count_, other.count());
   data_ = other.data();
 }
@@ -372,19 +394,17 @@ bool Blob<Dtype>::ShapeEquals(const BlobProto& other) const {
            LegacyShape(-3) == other.channels() && LegacyShape(-2) == other.height() &&
            LegacyShape(-1) == other.width();
   }
-  std::vector<int> other_shape(other.shape().dim_size());
-  for (int i = 0; i < other.shape().dim_size(); ++i) {
-    other_shape[i] = static_cast<int>(other.shape().dim(i));
-  }
-  return shape_ == other_shape;
+  // Compared as 64-bit sizes: a stored size beyond int must not wrap into a match.
+  const auto& other_dims = other.shape().dim();
+  return std::equal(shape_.begin(), shape_.end(), other_dims.begin(), other_dims.end(),
+                    [](int mine, int64_t theirs) { return mine == theirs; });
 }
 
 template <typename Dtype>
 void Blob<Dtype>::CopyFrom(const Blob& source, bool copy_diff, bool reshape) {
   if (source.count() != count_ || source.shape() != shape_) {
-    CREMA_REQUIRE(reshape, "cannot copy a blob of shape " << source.shape_string()
-                                                          << " into one of shape "
-                                                          << shape_string());
+    CREMA_REQUIRE(reshape, "cannot copy a blob of shape "
+                               << source.shape_string() << " into one of shape " << shape_string());
     ReshapeLike(source);
   }
   const auto& from = copy_diff ? source.diff() : source.data();
@@ -416,25 +436,20 @@ std::string ProtoShapeString(const BlobProto& proto) {
 template <typename Dtype>
 void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
   if (reshape) {
-    std::vector<int> shape;
     if (proto.has_num() || proto.has_channels() || proto.has_height() || proto.has_width()) {
-      shape = {proto.num(), proto.channels(), proto.height(), proto.width()};
+      Reshape(proto.num(), proto.channels(), proto.height(), proto.width());
     } else {
-      shape.resize(proto.shape().dim_size());
-      for (int i = 0; i < proto.shape().dim_size(); ++i) {
-        shape[i] = static_cast<int>(proto.shape().dim(i));
-      }
+      Reshape(proto.shape());
     }
-    Reshape(shape);
   } else {
     CREMA_REQUIRE(ShapeEquals(proto), "shape mismatch: expected " << shape_string() << ", found "
                                                                   << ProtoShapeString(proto));
   }
   Dtype* data = mutable_cpu_data();
   if (proto.double_data_size() > 0) {
-    CREMA_REQUIRE(proto.double_data_size() == count_,
-                  "blob holds " << proto.double_data_size() << " values, its shape needs "
-                                << count_);
+    CREMA_REQUIRE(proto.double_data_size() == count_, "blob holds " << proto.double_data_size()
+                                                                    << " values, its shape needs "
+                                                                    << count_);
     for (int i = 0; i < count_; ++i) data[i] = static_cast<Dtype>(proto.double_data(i));
   } else {
     CREMA_REQUIRE(proto.data_size() == count_,
@@ -442,11 +457,14 @@ void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
     for (int i = 0; i < count_; ++i) data[i] = static_cast<Dtype>(proto.data(i));
   }
   if (proto.double_diff_size() > 0) {
-    CREMA_REQUIRE(proto.double_diff_size() == count_, "blob diff has the wrong size");
+    CREMA_REQUIRE(proto.double_diff_size() == count_, "blob diff holds "
+                                                          << proto.double_diff_size()
+                                                          << " values, its shape needs " << count_);
     Dtype* diff = mutable_cpu_diff();
     for (int i = 0; i < count_; ++i) diff[i] = static_cast<Dtype>(proto.double_diff(i));
   } else if (proto.diff_size() > 0) {
-    CREMA_REQUIRE(proto.diff_size() == count_, "blob diff has the wrong size");
+    CREMA_REQUIRE(proto.diff_size() == count_,
+                  "blob diff holds " << proto.diff_size() << " values, its shape needs " << count_);
     Dtype* diff = mutable_cpu_diff();
     for (int i = 0; i < count_; ++i) diff[i] = static_cast<Dtype>(proto.diff(i));
   }

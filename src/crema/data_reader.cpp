@@ -83,6 +83,8 @@ class DataReader::Body : public InternalThread {
         while (!pairs[local]) {
           std::shared_ptr<QueuePair> pair = new_pairs_.pop();
           const int index = pair->rank - first_local_;
+          // Invariant: ranks come from the Context the solvers of this process
+          // share (rank / local count picks this body's group), not from input.
           CHECK(index >= 0 && index < local_count_)
               << "solver rank " << pair->rank << " does not belong to this process";
           pairs[index] = pair;

@@ -1,6 +1,9 @@
 #include "crema/data_transformer.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "crema/util/io.hpp"
 
@@ -10,16 +13,44 @@
 
 namespace crema {
 
+namespace {
+
+// A mean file holds one image, 1 x channels x height x width; any other blob
+// is refused naming the file (a 5-D one would not even have a height).
+template <typename Dtype>
+void ReadMeanFile(const std::string& filename, Blob<Dtype>* mean) {
+  BlobProto proto;
+  ReadProtoFromBinaryFile(filename, &proto);
+  try {
+    mean->FromProto(proto);
+  } catch (const Error& e) {
+    CREMA_FAIL("the mean file " << filename << ": " << e.what());
+  }
+  CREMA_REQUIRE(mean->num_axes() == 4 && mean->shape(0) == 1,
+                "the mean file " << filename << " has shape " << mean->shape_string()
+                                 << "; expected one image, 1 x channels x height x width");
+}
+
+// "3 x 28 x 28": an item's shape, without the batch axis.
+std::string ItemShapeString(const std::vector<int>& shape) {
+  std::ostringstream os;
+  for (size_t i = 1; i < shape.size(); ++i) os << (i > 1 ? " x " : "") << shape[i];
+  return os.str();
+}
+
+// Whether two shapes agree but for axis 0 (the batch).
+bool SameItemShape(const std::vector<int>& a, const std::vector<int>& b) {
+  return !a.empty() && !b.empty() && std::equal(a.begin() + 1, a.end(), b.begin() + 1, b.end());
+}
+
+}  // namespace
+
 template <typename Dtype>
 DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Phase phase)
     : param_(param), phase_(phase) {
   CREMA_REQUIRE(!(param_.has_mean_file() && param_.mean_value_size() > 0),
                 "transform_param: give mean_file or mean_value, not both");
-  if (param_.has_mean_file()) {
-    BlobProto mean_proto;
-    ReadProtoFromBinaryFile(param_.mean_file(), &mean_proto);
-    data_mean_.FromProto(mean_proto);
-  }
+  if (param_.has_mean_file()) ReadMeanFile(param_.mean_file(), &data_mean_);
   for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
   CREMA_REQUIRE(!(param_.force_color() && param_.force_gray()),
                 "transform_param: force_color and force_gray exclude each other; give one");
@@ -62,7 +93,8 @@ void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) cons
                       data_mean_.width() == width,
                   "the mean file " << param_.mean_file() << " has shape "
                                    << data_mean_.shape_string() << ", the data is " << channels
-                                   << "x" << height << "x" << width);
+                                   << "x" << height << "x" << width
+                                   << " (the mean is of the images before any crop)");
   }
 }
 
@@ -161,22 +193,27 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
 }
 
 template <typename Dtype>
-void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out, int capacity) {
+void DataTransformer<Dtype>::RequireItemShape(const std::vector<int>& shape,
+                                              const std::vector<int>& expected) const {
+  // The same count in another shape would be read across rows.
+  CREMA_REQUIRE(SameItemShape(shape, expected),
+                "a record transforms to " << ItemShapeString(shape) << ", the first record to "
+                                          << ItemShapeString(expected)
+                                          << "; the records of a source share one shape");
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out,
+                                       const std::vector<int>& shape) {
 #ifdef CREMA_OPENCV
   if (datum.encoded()) {
     const cv::Mat image = Decode(datum);
-    const std::vector<int> shape = InferBlobShape(image);
-    CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == capacity,
-                  "an image of " << image.channels() << "x" << image.rows << "x" << image.cols
-                                 << " differs from the first record's");
+    RequireItemShape(InferBlobShape(image), shape);
     Transform(image, out);
     return;
   }
 #endif
-  const std::vector<int> shape = InferBlobShape(datum);
-  CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == capacity,
-                "a record of shape " << datum.channels() << "x" << datum.height() << "x"
-                                     << datum.width() << " differs from the first record's");
+  RequireItemShape(InferBlobShape(datum), shape);
   Transform(datum, out);
 }
 

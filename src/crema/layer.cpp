@@ -1,20 +1,48 @@
 #include "crema/layer.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "crema/util/turnstile.hpp"
 
 namespace crema {
 
+namespace {
+
+// Runs one stage of a layer. An Error raised below it (a blob's shape, a
+// filler, a file) gains the layer's name and type, unless it names the layer
+// already. A MemoryError passes as it is: the net names the layer and stage.
+template <typename Stage>
+void NamingTheLayer(const LayerParameter& param, const std::string& type, Stage stage) {
+  try {
+    stage();
+  } catch (const MemoryError&) {
+    throw;
+  } catch (const Error& error) {
+    const std::string layer = "layer '" + param.name() + "'";
+    if (std::string(error.what()).compare(0, layer.size(), layer) == 0) throw;
+    throw Error(layer + " (" + type + "): " + error.what());
+  }
+}
+
+}  // namespace
+
 template <typename Dtype>
 Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
   phase_ = param.phase();
-  if (layer_param_.blobs_size() > 0) {
-    blobs_.resize(layer_param_.blobs_size());
-    for (int i = 0; i < layer_param_.blobs_size(); ++i) {
-      blobs_[i].reset(new Blob<Dtype>());
-      blobs_[i]->FromProto(layer_param_.blobs(i));
-    }
+  blobs_.resize(layer_param_.blobs_size());
+  for (int i = 0; i < layer_param_.blobs_size(); ++i) {
+    blobs_[i].reset(new Blob<Dtype>());
+    // type() is not yet the derived layer's here; the parameter's type is.
+    NamingTheLayer(param, param.type(), [&] {
+      try {
+        blobs_[i]->FromProto(layer_param_.blobs(i));
+      } catch (const MemoryError&) {
+        throw;
+      } catch (const Error& error) {
+        CREMA_FAIL("blob " << i << ": " << error.what());
+      }
+    });
   }
 }
 
@@ -29,12 +57,14 @@ Layer<Dtype>::~Layer() = default;
 template <typename Dtype>
 void Layer<Dtype>::SetUp(const std::vector<Blob<Dtype>*>& bottom,
                          const std::vector<Blob<Dtype>*>& top) {
-  CheckBlobCounts(bottom, top);
-  LayerSetUp(bottom, top);
-  // Every learnable blob gets a gradient unless the net says otherwise.
-  param_propagate_down_.resize(blobs_.size(), true);
-  Reshape(bottom, top);
-  SetLossWeights(top);
+  NamingTheLayer(layer_param_, type(), [&] {
+    CheckBlobCounts(bottom, top);
+    LayerSetUp(bottom, top);
+    // Every learnable blob gets a gradient unless the net says otherwise.
+    param_propagate_down_.resize(blobs_.size(), true);
+    Reshape(bottom, top);
+    SetLossWeights(top);
+  });
 }
 
 template <typename Dtype>
@@ -45,13 +75,15 @@ Dtype Layer<Dtype>::Forward(const std::vector<Blob<Dtype>*>& bottom,
   TurnstileGuard turn(forward_turn_.get(),
                       Context::solver_rank() % std::max(1, Context::local_solver_count()));
   Dtype total_loss = 0;
-  Reshape(bottom, top);
   const bool gpu = Context::mode() == Context::GPU;
-  if (gpu) {
-    Forward_gpu(bottom, top);
-  } else {
-    Forward_cpu(bottom, top);
-  }
+  NamingTheLayer(layer_param_, type(), [&] {
+    Reshape(bottom, top);
+    if (gpu) {
+      Forward_gpu(bottom, top);
+    } else {
+      Forward_cpu(bottom, top);
+    }
+  });
   // A loss top's diff holds its loss weight (SetLossWeights), so the weighted
   // loss is the dot product of its data and diff.
   for (size_t top_id = 0; top_id < top.size(); ++top_id) {
@@ -74,11 +106,13 @@ template <typename Dtype>
 void Layer<Dtype>::Backward(const std::vector<Blob<Dtype>*>& top,
                             const std::vector<bool>& propagate_down,
                             const std::vector<Blob<Dtype>*>& bottom) {
-  if (Context::mode() == Context::GPU) {
-    Backward_gpu(top, propagate_down, bottom);
-  } else {
-    Backward_cpu(top, propagate_down, bottom);
-  }
+  NamingTheLayer(layer_param_, type(), [&] {
+    if (Context::mode() == Context::GPU) {
+      Backward_gpu(top, propagate_down, bottom);
+    } else {
+      Backward_cpu(top, propagate_down, bottom);
+    }
+  });
 }
 
 template <typename Dtype>
@@ -105,6 +139,7 @@ void Layer<Dtype>::set_param_propagate_down(int param_id, bool value) {
 
 template <typename Dtype>
 void Layer<Dtype>::SetShared(int solvers) {
+  // Invariant: the net shares only layers that ShareInParallel.
   CHECK(ShareInParallel() || solvers <= 1) << type() << " layers cannot be shared";
   forward_turn_.reset(solvers > 1 ? new Turnstile(solvers) : nullptr);
 }
@@ -121,34 +156,34 @@ void Layer<Dtype>::CheckBlobCounts(const std::vector<Blob<Dtype>*>& bottom,
   const int num_bottom = static_cast<int>(bottom.size());
   const int num_top = static_cast<int>(top.size());
   if (ExactNumBottomBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_bottom == ExactNumBottomBlobs(),
-                        "takes " << Plural(ExactNumBottomBlobs(), "bottom blob") << ", got "
-                                 << num_bottom);
+    CREMA_LAYER_REQUIRE(
+        num_bottom == ExactNumBottomBlobs(),
+        "takes " << Plural(ExactNumBottomBlobs(), "bottom blob") << ", got " << num_bottom);
   }
   if (MinBottomBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_bottom >= MinBottomBlobs(),
-                        "takes at least " << Plural(MinBottomBlobs(), "bottom blob")
-                                          << ", got " << num_bottom);
+    CREMA_LAYER_REQUIRE(
+        num_bottom >= MinBottomBlobs(),
+        "takes at least " << Plural(MinBottomBlobs(), "bottom blob") << ", got " << num_bottom);
   }
   if (MaxBottomBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_bottom <= MaxBottomBlobs(),
-                        "takes at most " << Plural(MaxBottomBlobs(), "bottom blob") << ", got "
-                                         << num_bottom);
+    CREMA_LAYER_REQUIRE(
+        num_bottom <= MaxBottomBlobs(),
+        "takes at most " << Plural(MaxBottomBlobs(), "bottom blob") << ", got " << num_bottom);
   }
   if (ExactNumTopBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_top == ExactNumTopBlobs(),
-                        "produces " << Plural(ExactNumTopBlobs(), "top blob") << ", got "
-                                    << num_top);
+    CREMA_LAYER_REQUIRE(num_top == ExactNumTopBlobs(), "produces "
+                                                           << Plural(ExactNumTopBlobs(), "top blob")
+                                                           << ", got " << num_top);
   }
   if (MinTopBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_top >= MinTopBlobs(),
-                        "produces at least " << Plural(MinTopBlobs(), "top blob") << ", got "
-                                             << num_top);
+    CREMA_LAYER_REQUIRE(num_top >= MinTopBlobs(), "produces at least "
+                                                      << Plural(MinTopBlobs(), "top blob")
+                                                      << ", got " << num_top);
   }
   if (MaxTopBlobs() >= 0) {
-    CREMA_LAYER_REQUIRE(num_top <= MaxTopBlobs(),
-                        "produces at most " << Plural(MaxTopBlobs(), "top blob") << ", got "
-                                            << num_top);
+    CREMA_LAYER_REQUIRE(num_top <= MaxTopBlobs(), "produces at most "
+                                                      << Plural(MaxTopBlobs(), "top blob")
+                                                      << ", got " << num_top);
   }
   if (EqualNumBottomTopBlobs()) {
     CREMA_LAYER_REQUIRE(num_bottom == num_top, "needs as many tops as bottoms, got "
@@ -184,6 +219,7 @@ std::map<std::string, typename LayerRegistry<Dtype>::Creator>& LayerRegistry<Dty
 
 template <typename Dtype>
 void LayerRegistry<Dtype>::AddCreator(const std::string& type, Creator creator) {
+  // Invariant: each type registers once, from its own file, when the library loads.
   CHECK_EQ(Registry().count(type), 0u) << "layer type " << type << " registered twice";
   Registry()[type] = std::move(creator);
 }

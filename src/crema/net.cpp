@@ -61,8 +61,9 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
   UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
   phase_ = upgraded.state().phase();
   const std::string net = in_param.name().empty() ? "the net" : "net '" + in_param.name() + "'";
-  CREMA_REQUIRE(upgraded.layer_size() > 0,
-                net << " has no layers (an empty or non-net file?); expected layer { ... } entries");
+  CREMA_REQUIRE(
+      upgraded.layer_size() > 0,
+      net << " has no layers (an empty or non-net file?); expected layer { ... } entries");
   NetParameter filtered;
   FilterNet(upgraded, &filtered);
   CREMA_REQUIRE(filtered.layer_size() > 0,
@@ -515,8 +516,8 @@ template <typename Dtype>
 std::string Net<Dtype>::LayerMemoryMessage(int layer_id, const char* stage,
                                            const MemoryError& error) const {
   std::ostringstream os;
-  os << "layer '" << layer_names_[layer_id] << "' (" << layers_[layer_id]->type() << "), "
-     << stage << ", tops";
+  os << "layer '" << layer_names_[layer_id] << "' (" << layers_[layer_id]->type() << "), " << stage
+     << ", tops";
   for (size_t i = 0; i < top_id_vecs_[layer_id].size(); ++i) {
     const int blob_id = top_id_vecs_[layer_id][i];
     os << (i ? ", '" : " '") << blob_names_[blob_id] << "' " << blobs_[blob_id]->shape_string();
@@ -525,10 +526,19 @@ std::string Net<Dtype>::LayerMemoryMessage(int layer_id, const char* stage,
   return os.str();
 }
 
+// Callers (the Python API's forward(start=, end=)) pass layer indices.
+template <typename Dtype>
+void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const {
+  const int count = static_cast<int>(layers_.size());
+  CREMA_REQUIRE(first >= 0 && last < count,
+                (name_.empty() ? std::string("the net") : "net '" + name_ + "'")
+                    << ": " << pass << " over layers " << first << ".." << last
+                    << " asked for; the net has layers 0.." << count - 1);
+}
+
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
-  CHECK_GE(start, 0);
-  CHECK_LT(end, static_cast<int>(layers_.size()));
+  RequireLayerRange("forward", start, end);
   if (start == 0) RequireShapedInputs();
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
@@ -557,8 +567,7 @@ const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
 
 template <typename Dtype>
 void Net<Dtype>::BackwardFromTo(int start, int end) {
-  CHECK_GE(end, 0);
-  CHECK_LT(start, static_cast<int>(layers_.size()));
+  RequireLayerRange("backward", end, start);
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;
     try {
@@ -730,20 +739,20 @@ void Net<Dtype>::ReportCopiedLayers(const std::string& source,
     LOG_IF(INFO, log_) << source << ": " << net << " has no layers with parameters; nothing copied";
     return;
   }
-  CREMA_REQUIRE(!copied.empty(), source << ": shares no layer name with " << net
-                                        << ", so no weights would be copied; the file's layers "
-                                           "with weights: "
-                                        << NameList(source_layers)
-                                        << "; the net's layers with parameters: "
-                                        << NameList(kept));
+  CREMA_REQUIRE(!copied.empty(), source
+                                     << ": shares no layer name with " << net
+                                     << ", so no weights would be copied; the file's layers "
+                                        "with weights: "
+                                     << NameList(source_layers)
+                                     << "; the net's layers with parameters: " << NameList(kept));
   if (kept.empty()) {
     LOG_IF(INFO, log_) << source << ": copied the weights of all " << with_params
                        << " layers with parameters of " << net;
   } else {
     LOG_IF(INFO, log_) << source << ": copied the weights of " << copied.size() << " of "
                        << with_params << " layers with parameters of " << net << " ("
-                       << NameList(copied) << "); these keep their initial values: "
-                       << NameList(kept);
+                       << NameList(copied)
+                       << "); these keep their initial values: " << NameList(kept);
   }
 }
 

@@ -129,6 +129,7 @@ void SGDSolver<Dtype>::RestoreSolverState(const SolverState& state) {
 template <typename Dtype>
 void SGDSolver<Dtype>::CopyHistoryFrom(const Solver<Dtype>& other) {
   const auto& theirs = dynamic_cast<const SGDSolver<Dtype>&>(other).history_;
+  // Invariant: both solvers were built from one SolverParameter for one net.
   CHECK_EQ(theirs.size(), history_.size());
   for (size_t i = 0; i < history_.size(); ++i) history_[i]->CopyFrom(*theirs[i]);
 }
@@ -156,7 +157,8 @@ void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param,
+                                    const Net<Dtype>* share_layers_from)
     : SGDSolver<Dtype>(param, share_layers_from) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "AdaGrad takes no momentum; remove it");
 }
@@ -182,7 +184,8 @@ void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+RMSPropSolver<Dtype>::RMSPropSolver(const SolverParameter& param,
+                                    const Net<Dtype>* share_layers_from)
     : SGDSolver<Dtype>(param, share_layers_from) {
   CREMA_REQUIRE(this->param_.momentum() == 0, "RMSProp takes no momentum; use rms_decay");
   CREMA_REQUIRE(this->param_.rms_decay() >= 0 && this->param_.rms_decay() < 1,
@@ -210,7 +213,8 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
+AdaDeltaSolver<Dtype>::AdaDeltaSolver(const SolverParameter& param,
+                                      const Net<Dtype>* share_layers_from)
     : SGDSolver<Dtype>(param, share_layers_from) {
   this->AddHistorySet();  // the running mean of squared updates
 }
@@ -256,8 +260,8 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const Dtype beta1 = this->param_.momentum(), beta2 = this->param_.momentum2();
   const Dtype eps = this->param_.delta();
   const int t = this->iter_ + 1;
-  const Dtype correction = std::sqrt(Dtype(1) - std::pow(beta2, Dtype(t))) /
-                           (Dtype(1) - std::pow(beta1, Dtype(t)));
+  const Dtype correction =
+      std::sqrt(Dtype(1) - std::pow(beta2, Dtype(t))) / (Dtype(1) - std::pow(beta1, Dtype(t)));
   if (Context::mode() == Context::GPU) {
     CREMA_SOLVER_GPU(adam_update_gpu(param->count(), param->mutable_gpu_diff(),
                                      this->history_[param_id]->mutable_gpu_data(),
@@ -279,12 +283,18 @@ template <typename Dtype>
 std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
                                             const Net<Dtype>* share_layers_from) {
   const std::string& type = param.type();
-  if (type == "SGD") return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, share_layers_from));
-  if (type == "Nesterov") return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param, share_layers_from));
-  if (type == "AdaGrad") return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param, share_layers_from));
-  if (type == "RMSProp") return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param, share_layers_from));
-  if (type == "AdaDelta") return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, share_layers_from));
-  if (type == "Adam") return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, share_layers_from));
+  if (type == "SGD")
+    return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, share_layers_from));
+  if (type == "Nesterov")
+    return std::unique_ptr<Solver<Dtype>>(new NesterovSolver<Dtype>(param, share_layers_from));
+  if (type == "AdaGrad")
+    return std::unique_ptr<Solver<Dtype>>(new AdaGradSolver<Dtype>(param, share_layers_from));
+  if (type == "RMSProp")
+    return std::unique_ptr<Solver<Dtype>>(new RMSPropSolver<Dtype>(param, share_layers_from));
+  if (type == "AdaDelta")
+    return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, share_layers_from));
+  if (type == "Adam")
+    return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, share_layers_from));
   CREMA_FAIL("solver: unknown type '" << type
                                       << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam)");
 }

@@ -57,6 +57,11 @@ void Remove(const std::string& path) {
   std::filesystem::remove_all(path, ignored);
 }
 
+void MakeDir(const std::string& path) {
+  std::error_code ignored;
+  std::filesystem::create_directories(path, ignored);
+}
+
 }  // namespace fuzz
 }  // namespace crema
 

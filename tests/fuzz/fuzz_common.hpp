@@ -22,6 +22,7 @@ void WriteFile(const std::string& path, const std::string& contents);
 std::string ReadFile(const std::string& path);
 // Removes a file or a folder with what it holds.
 void Remove(const std::string& path);
+void MakeDir(const std::string& path);
 
 // Each harness defines it: writes the seeds of its corpus into `dir`
 // (run_fuzzer.sh runs the harness with CREMA_FUZZ_WRITE_SEEDS=dir).

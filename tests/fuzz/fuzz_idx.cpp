@@ -2,14 +2,14 @@
 // convert_mnist_data reads them: the first two bytes say where the image
 // file ends, the rest is split there. Bad headers, counts or truncation must
 // be an Error naming the file.
-#include "crema/util/convert_mnist.hpp"
-#include "crema/common.hpp"
-#include "fuzz_common.hpp"
-
 #include <zlib.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "crema/common.hpp"
+#include "crema/util/convert_mnist.hpp"
+#include "fuzz_common.hpp"
 
 namespace {
 void AppendBigEndian(uint32_t value, std::string* out) {
@@ -40,7 +40,8 @@ std::string Gzip(const std::string& raw) {
 
 std::string Pair(const std::string& images, const std::string& labels) {
   const size_t split = images.size();
-  return std::string{static_cast<char>(split >> 8), static_cast<char>(split & 255)} + images + labels;
+  return std::string{static_cast<char>(split >> 8), static_cast<char>(split & 255)} + images +
+         labels;
 }
 }  // namespace
 

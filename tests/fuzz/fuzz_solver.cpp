@@ -19,7 +19,8 @@ const char kSmallNet[] = R"(
   name: "small"
   layer { name: "data" type: "DummyData" top: "data" top: "label"
           dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 }
-                             data_filler { type: "gaussian" } } }
+                             data_filler { type: "gaussian" }
+                             data_filler { type: "constant" value: 1 } } }
   layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
           inner_product_param { num_output: 2 weight_filler { type: "xavier" } } }
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }

@@ -22,7 +22,8 @@ std::unique_ptr<crema::Solver<float>> SmallSolver(int type, const std::string& p
   param.add_stepvalue(2);
   param.add_stepvalue(4);
   param.set_gamma(0.5f);
-  if (type != 2) param.set_momentum(0.9f);  // AdaGrad takes no momentum
+  // AdaGrad and RMSProp take no momentum; AdaDelta needs one (its decay).
+  if (type != 2 && type != 3) param.set_momentum(0.9f);
   param.set_max_iter(10);
   param.set_snapshot_prefix(prefix);
   param.set_random_seed(1);
@@ -39,7 +40,8 @@ void WriteSeeds(const std::string& dir) {
     solver->Step(3);
     solver->Snapshot();
     const std::string state = prefix + "_iter_3.solverstate";
-    WriteFile(dir + "/seed-" + kTypes[type], std::string(1, static_cast<char>(type)) + ReadFile(state));
+    WriteFile(dir + "/seed-" + kTypes[type],
+              std::string(1, static_cast<char>(type)) + ReadFile(state));
     Remove(state);
   }
 }

@@ -1,6 +1,6 @@
 // (c) An HDF5 model (.caffemodel.h5): copy it into a small net and run
-// it (HDF5 1.10 reads the file). A file that is not weights, shares no layer or has other shapes must
-// be a crema::Error.
+// it (HDF5 1.10 reads the file). A file that is not weights, shares no layer or has other shapes
+// must be a crema::Error.
 #include <memory>
 
 #include "crema/net.hpp"

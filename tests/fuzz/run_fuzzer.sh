@@ -16,6 +16,7 @@ mode=$1 binary=$2 name=$3
 # reports as a MemoryError (ASan's default would abort on the request).
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:${LSAN_OPTIONS:-}"
 export GLOG_minloglevel=3
 
 if [[ $mode == regressions ]]; then
@@ -47,7 +48,8 @@ case $name in
 esac
 # The harness writes the seeds no repository file gives (small weights,
 # solver states, records, databases, idx files).
-CREMA_FUZZ_WRITE_SEEDS=$corpus "$binary" >/dev/null 2>&1
+CREMA_FUZZ_WRITE_SEEDS=$corpus "$binary" >"$work/seeds.log" 2>&1 ||
+  { tail -20 "$work/seeds.log"; echo "fuzz_$name: writing the seeds failed"; exit 1; }
 flags=(-max_total_time="$seconds" -timeout=30 -rss_limit_mb=2560 -print_final_stats=1
        -artifact_prefix="$work/")
 [[ -f $here/$name.dict ]] && flags+=(-dict="$here/$name.dict")

@@ -24,7 +24,8 @@ constexpr char kSmallTrainNet[] = R"(
   name: "small"
   layer { name: "data" type: "DummyData" top: "data" top: "label"
           dummy_data_param { shape { dim: 2 dim: 1 dim: 6 dim: 6 } shape { dim: 2 }
-                             data_filler { type: "gaussian" } } }
+                             data_filler { type: "gaussian" }
+                             data_filler { type: "constant" value: 1 } } }
   layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
           convolution_param { num_output: 2 kernel_size: 3
                               weight_filler { type: "xavier" } } }

@@ -1,5 +1,5 @@
 // ContrastiveLoss: for pairs of feature vectors a_n, b_n (bottoms 0 and 1, N
-// items each) and a pair label y_n (bottom 2: non-zero = similar), with
+// items each) and a pair label y_n (bottom 2: 1 = similar, 0 = dissimilar), with
 // d_n = ||a_n - b_n||^2,
 //   loss = sum_n [ y_n d_n + (1 - y_n) max(margin - sqrt(d_n), 0)^2 ] / (2N)
 // or, with legacy_version, max(margin - d_n, 0) for dissimilar pairs. It pulls

@@ -37,6 +37,9 @@ class HDF5DataLayer : public Layer<Dtype> {
 
   // Loads every top's dataset from one file; all must have the same rows.
   void LoadFile(const std::string& filename);
+  // Holds each dataset of a file to the first file's row shape (the tops'),
+  // naming the file that differs.
+  void RequireRowShapes(const std::string& filename);
   void Shuffle(std::vector<unsigned>* order);
   // The key of this layer's entry in a solver state: name, file list, phase.
   std::string ResumeKey() const;
@@ -47,6 +50,8 @@ class HDF5DataLayer : public Layer<Dtype> {
   std::vector<unsigned> file_order_;
   unsigned current_file_ = 0;
   std::vector<std::unique_ptr<Blob<Dtype>>> file_blobs_;
+  // Each dataset's row shape (its shape without axis 0) in the first file.
+  std::vector<std::vector<int>> row_shapes_;
   std::vector<unsigned> row_order_;
   unsigned current_row_ = 0;
   std::unique_ptr<HDF5DataPosition> resume_;

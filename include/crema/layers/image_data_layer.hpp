@@ -26,8 +26,7 @@ namespace crema {
 template <typename Dtype>
 class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
  public:
-  explicit ImageDataLayer(const LayerParameter& param)
-      : BasePrefetchingDataLayer<Dtype>(param) {}
+  explicit ImageDataLayer(const LayerParameter& param) : BasePrefetchingDataLayer<Dtype>(param) {}
   ~ImageDataLayer() override;
   void DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                       const std::vector<Blob<Dtype>*>& top) override;
@@ -63,9 +62,10 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   std::vector<int> OrderFor(uint64_t epoch) const;
   // Moves `position` on by one line, to the next pass at the end.
   void Advance(Position* position);
-  // Decodes and transforms one image into out; item is its place in the
-  // whole stream (seeds its random transformation).
-  void LoadImage(const Line& line, uint64_t item, Dtype* out, int item_size);
+  // Decodes and transforms one image into out, an item of a batch of
+  // `shape`; item is its place in the whole stream (seeds its random
+  // transformation).
+  void LoadImage(const Line& line, uint64_t item, Dtype* out, const std::vector<int>& shape);
   std::string ResumeKey() const;
   int ChooseDecodeThreads() const;
 
@@ -76,7 +76,7 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   uint64_t start_batches_ = 0;
   Position next_;
   uint64_t batches_loaded_ = 0;
-  std::vector<int> order_;    // of pass order_epoch_
+  std::vector<int> order_;  // of pass order_epoch_
   uint64_t order_epoch_ = 0;
   uint64_t seed_ = 0;
   std::unique_ptr<ImageDataPosition> resume_;

@@ -45,8 +45,8 @@ class LossLayer : public Layer<Dtype> {
   static Dtype Normalizer(LossParameter::NormalizationMode mode, int outer_num, int inner_num,
                           int valid_count);
 
-  // A target read as a class index; a value outside [0, num_classes) is a
-  // user error naming the position.
+  // A target read as a class index; a value that is not a whole number in
+  // [0, num_classes) is a user error naming the value and its position.
   int ClassLabel(Dtype value, int num_classes, int position) const;
   // Throws for the first label of `labels` that is neither a class index nor
   // (when has_ignore_label) the ignore label; used where labels were checked

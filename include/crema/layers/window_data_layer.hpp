@@ -72,6 +72,8 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
   void LoadMean();
   void CheckImages();
   void RequireWindowsForFraction(int batch_size) const;
+  // Refuses a window that warps to no pixel, naming its line.
+  void CheckWarps() const;
   void LogSummary(int batch_size) const;
   // This batch's windows: background first, then foreground (Caffe's order).
   std::vector<Draw> DrawWindows(int batch_size) const;

@@ -1,6 +1,7 @@
 #include "crema/layers/accuracy_layer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace crema {
 
@@ -58,10 +59,13 @@ void AccuracyLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
       const int position = i * inner_num_ + j;
       const int label_value = static_cast<int>(label[position]);
       if (has_ignore_label_ && label_value == ignore_label_) continue;
-      CREMA_LAYER_REQUIRE(label_value >= 0 && label_value < num_classes_,
-                          "label " << label[position] << " at position " << position
-                                   << " of the label blob is not a class index in [0, "
-                                   << num_classes_ << ")");
+      // The value itself is compared: a NaN casts to no meaningful int, and
+      // 1.5 would pass as class 1.
+      const Dtype value = label[position];
+      CREMA_LAYER_REQUIRE(value >= 0 && value < num_classes_ && std::floor(value) == value,
+                          "label " << value << " at position " << position
+                                   << " of the label blob is not a class index (a whole number "
+                                   << "in [0, " << num_classes_ << "))");
       ++total;
       ++class_totals_[label_value];
       // The true class is in the top k when fewer than k other classes score

@@ -247,6 +247,7 @@ void BaseConvolutionLayer<Dtype>::StoreNdShapes() {
   for (const std::vector<int>* values : {&kernel_shape_, &pad_, &stride_, &dilation_}) {
     shapes.insert(shapes.end(), values->begin(), values->end());
   }
+  // Invariant: nd_shapes_ was sized for this layer's spatial axes at set-up.
   CHECK_EQ(shapes.size() * sizeof(int), nd_shapes_->size());
   // Reshape runs before every Forward: rewriting unchanged shapes would cost
   // the GPU a copy each time.
@@ -356,6 +357,7 @@ void BaseConvolutionLayer<Dtype>::ImageToColumns_cpu(const Dtype* image, Dtype* 
                dilation_[0], dilation_[1], columns, row_stride);
     return;
   }
+  // Invariant: only the 2-D path asks for strided columns.
   CHECK_EQ(row_stride, 0) << "strided columns need the 2-D im2col";
   const int* shapes = NdShapes_cpu();
   im2col_nd_cpu(image, num_spatial_axes_, shapes, shapes + NdColOffset(), shapes + NdKernelOffset(),
@@ -372,6 +374,7 @@ void BaseConvolutionLayer<Dtype>::ColumnsToImage_cpu(const Dtype* columns, Dtype
                dilation_[0], dilation_[1], image, row_stride);
     return;
   }
+  // Invariant: only the 2-D path asks for strided columns.
   CHECK_EQ(row_stride, 0) << "strided columns need the 2-D im2col";
   const int* shapes = NdShapes_cpu();
   col2im_nd_cpu(columns, num_spatial_axes_, shapes, shapes + NdColOffset(),

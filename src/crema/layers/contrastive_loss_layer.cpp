@@ -30,6 +30,11 @@ Dtype ContrastiveLossLayer<Dtype>::LossFromDistances(const Dtype* squared_distan
   const int num = squared_distance_.count();
   Dtype loss = 0;
   for (int i = 0; i < num; ++i) {
+    // Caffe reads any non-zero integer part as "similar"; 0.5 or -1 would
+    // pass as a pair of the other kind.
+    CREMA_LAYER_REQUIRE(pair_label[i] == 0 || pair_label[i] == 1,
+                        "pair label " << pair_label[i] << " of item " << i
+                                      << " is neither 1 (similar) nor 0 (dissimilar)");
     if (static_cast<int>(pair_label[i]) != 0) {
       loss += squared_distance[i];
     } else if (param.legacy_version()) {

@@ -59,6 +59,7 @@ template <typename Dtype>
 void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   const int batch_size = batch->data_.shape(0);
   const int item_size = batch->data_.count(1);
+  const std::vector<int>& shape = batch->data_.shape();
   Dtype* data = batch->data_.mutable_cpu_data();
   Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
   // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
@@ -81,7 +82,7 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
     }
     used.push_back(record);
     try {
-      this->data_transformer_->Transform(record->datum, data + item * item_size, item_size);
+      this->data_transformer_->Transform(record->datum, data + item * item_size, shape);
     } catch (const Error& e) {
       const std::string key = record->key;
       give_back();

@@ -15,11 +15,17 @@ void DummyDataLayer<Dtype>::RequireOnceOrPerTop(int size, int num_tops, const ch
 template <typename Dtype>
 std::vector<int> DummyDataLayer<Dtype>::TopShape(int top_index) const {
   const DummyDataParameter& param = this->layer_param_.dummy_data_param();
-  auto pick = [top_index](const auto& values) {
-    return static_cast<int>(values.size() == 1 ? values.Get(0) : values.Get(top_index));
+  // The legacy fields are unsigned: 3000000000 would be a negative int.
+  auto pick = [this, top_index](const auto& values, const char* field) {
+    const uint32_t value = values.size() == 1 ? values.Get(0) : values.Get(top_index);
+    CREMA_LAYER_REQUIRE(value <= INT32_MAX, "dummy_data_param." << field << " for top " << top_index
+                                                                << " is " << value
+                                                                << ", not a valid size");
+    return static_cast<int>(value);
   };
   if (param.shape_size() == 0) {
-    return {pick(param.num()), pick(param.channels()), pick(param.height()), pick(param.width())};
+    return {pick(param.num(), "num"), pick(param.channels(), "channels"),
+            pick(param.height(), "height"), pick(param.width(), "width")};
   }
   const BlobShape& shape = param.shape(param.shape_size() == 1 ? 0 : top_index);
   std::vector<int> dims(shape.dim_size());

@@ -10,6 +10,11 @@ void EltwiseLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                      const std::vector<Blob<Dtype>*>& top) {
   const EltwiseParameter& param = this->layer_param_.eltwise_param();
   operation_ = param.operation();
+  // A file cannot hold an unknown operation (the parsers refuse or drop it);
+  // a parameter built in code can.
+  CREMA_LAYER_REQUIRE(
+      EltwiseParameter::EltwiseOp_IsValid(operation_),
+      "unknown operation " << static_cast<int>(operation_) << "; expected PROD, SUM or MAX");
   stable_prod_grad_ = param.stable_prod_grad();
   CREMA_LAYER_REQUIRE(
       param.coeff_size() == 0 || param.coeff_size() == static_cast<int>(bottom.size()),
@@ -78,7 +83,7 @@ void EltwiseLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
       }
       break;
     }
-    default:
+    default:  // Invariant: LayerSetUp refused unknown operations.
       LOG(FATAL) << "unknown Eltwise operation " << operation_;
   }
 }
@@ -120,7 +125,7 @@ void EltwiseLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
         }
         break;
       }
-      default:
+      default:  // Invariant: LayerSetUp refused unknown operations.
         LOG(FATAL) << "unknown Eltwise operation " << operation_;
     }
   }

@@ -24,6 +24,7 @@ void HDF5DataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
     files_.push_back(line.substr(start, end - start + 1));
   }
   CREMA_LAYER_REQUIRE(!files_.empty(), "the file list " << param.source() << " names no files");
+  row_shapes_.clear();
   file_order_.resize(files_.size());
   std::iota(file_order_.begin(), file_order_.end(), 0u);
   if (param.shuffle()) Shuffle(&file_order_);
@@ -71,10 +72,27 @@ void HDF5DataLayer<Dtype>::LoadFile(const std::string& filename) {
                                  << this->layer_param_.top(0) << "' has " << rows);
   }
   CREMA_LAYER_REQUIRE(rows > 0, filename << " holds no rows");
+  RequireRowShapes(filename);
   row_order_.resize(rows);
   std::iota(row_order_.begin(), row_order_.end(), 0u);
   if (this->layer_param_.hdf5_data_param().shuffle()) Shuffle(&row_order_);
   current_row_ = 0;
+}
+
+// Rows are copied into tops shaped from the first file: a row of another
+// shape, even of the same size, would land across the tops' rows.
+template <typename Dtype>
+void HDF5DataLayer<Dtype>::RequireRowShapes(const std::string& filename) {
+  for (size_t i = 0; i < file_blobs_.size(); ++i) {
+    const std::vector<int>& shape = file_blobs_[i]->shape();
+    const std::vector<int> row_shape(shape.begin() + 1, shape.end());
+    if (row_shapes_.size() <= i) row_shapes_.push_back(row_shape);
+    CREMA_LAYER_REQUIRE(row_shape == row_shapes_[i],
+                        filename << ": dataset '" << this->layer_param_.top(static_cast<int>(i))
+                                 << "' has rows of shape " << ShapeString(row_shape)
+                                 << ", the first file's have " << ShapeString(row_shapes_[i])
+                                 << "; every file's rows must have one shape");
+  }
 }
 
 template <typename Dtype>
@@ -97,9 +115,6 @@ void HDF5DataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
     }
     for (size_t i = 0; i < top.size(); ++i) {
       const int row_size = file_blobs_[i]->count(1);
-      CREMA_LAYER_REQUIRE(top[i]->count(1) == row_size,
-                          "dataset '" << this->layer_param_.top(i)
-                                      << "' changes its row shape between files");
       cpu_copy(row_size, file_blobs_[i]->cpu_data() + row_order_[current_row_] * row_size,
                top[i]->mutable_cpu_data() + item * row_size);
     }
@@ -143,19 +158,20 @@ void HDF5DataLayer<Dtype>::ApplyResumePosition() {
     }
     return order.size() == static_cast<int>(size);
   };
-  CREMA_LAYER_REQUIRE(is_permutation(saved.file_order(), files_.size()) &&
-                          saved.current_file() < files_.size(),
-                      "the solver state's position does not fit the "
-                          << files_.size() << " files of " << this->layer_param_.hdf5_data_param().source()
-                          << " (was the file list changed?)");
+  CREMA_LAYER_REQUIRE(
+      is_permutation(saved.file_order(), files_.size()) && saved.current_file() < files_.size(),
+      "the solver state's position does not fit the "
+          << files_.size() << " files of " << this->layer_param_.hdf5_data_param().source()
+          << " (was the file list changed?)");
   file_order_.assign(saved.file_order().begin(), saved.file_order().end());
   current_file_ = saved.current_file();
   const std::string& file = files_[file_order_[current_file_]];
   LoadFile(file);
   CREMA_LAYER_REQUIRE(is_permutation(saved.row_order(), row_order_.size()) &&
                           saved.current_row() <= row_order_.size(),
-                      "the solver state's position does not fit the " << row_order_.size()
-                          << " rows of " << file << " (was the file changed?)");
+                      "the solver state's position does not fit the "
+                          << row_order_.size() << " rows of " << file
+                          << " (was the file changed?)");
   row_order_.assign(saved.row_order().begin(), saved.row_order().end());
   current_row_ = saved.current_row();
   resume_.reset();

@@ -56,9 +56,10 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
     seed_ = resume_->seed();
     start_ = {resume_->epoch(), resume_->line()};
     start_batches_ = resume_->batches();
-    CREMA_LAYER_REQUIRE(start_.line < lines_.size(),
-                        "the solver state's position (line " << start_.line << ") does not fit the "
-                            << lines_.size() << " lines of " << param.source());
+    CREMA_LAYER_REQUIRE(start_.line < lines_.size(), "the solver state's position (line "
+                                                         << start_.line << ") does not fit the "
+                                                         << lines_.size() << " lines of "
+                                                         << param.source());
   } else if (param.rand_skip()) {
     start_.line = Context::rng()() % param.rand_skip() % lines_.size();
     LOG(INFO) << "Skipping first " << start_.line << " images.";
@@ -72,9 +73,9 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
   if (decode_threads_ > 1) decode_pool_.reset(new ThreadPool(decode_threads_ - 1));
   // The first image gives the shape.
   const Line& first = lines_[order_[start_.line]];
-  const cv::Mat image = ReadImageToCVMat(first.file,
-                                         param.is_color() ? ImageColor::kColor : ImageColor::kGray,
-                                         param.new_height(), param.new_width());
+  const cv::Mat image =
+      ReadImageToCVMat(first.file, param.is_color() ? ImageColor::kColor : ImageColor::kGray,
+                       param.new_height(), param.new_width());
   std::vector<int> shape = this->data_transformer_->InferBlobShape(image);
   shape[0] = static_cast<int>(param.batch_size());
   top[0]->Reshape(shape);
@@ -83,9 +84,9 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
   top[1]->Reshape(label_shape);
   for (auto& batch : this->prefetch_) batch->label_.Reshape(label_shape);
   LOG_IF(INFO, Context::is_rank_zero())
-      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << ","
-      << shape[3] << " (" << lines_.size() << " images, " << decode_threads_
-      << " decode thread" << (decode_threads_ > 1 ? "s" : "") << ")";
+      << "output data size: " << shape[0] << "," << shape[1] << "," << shape[2] << "," << shape[3]
+      << " (" << lines_.size() << " images, " << decode_threads_ << " decode thread"
+      << (decode_threads_ > 1 ? "s" : "") << ")";
 }
 
 template <typename Dtype>
@@ -109,24 +110,28 @@ void ImageDataLayer<Dtype>::Advance(Position* position) {
 
 template <typename Dtype>
 void ImageDataLayer<Dtype>::LoadImage(const Line& line, uint64_t item, Dtype* out,
-                                      int item_size) {
+                                      const std::vector<int>& shape) {
   const ImageDataParameter& param = this->layer_param_.image_data_param();
   try {
     const cv::Mat image =
         ReadImageToCVMat(line.file, param.is_color() ? ImageColor::kColor : ImageColor::kGray,
                          param.new_height(), param.new_width());
-    const std::vector<int> shape = this->data_transformer_->InferBlobShape(image);
-    CREMA_REQUIRE(shape[1] * shape[2] * shape[3] == item_size,
-                  line.file << ": an image of " << image.channels() << "x" << image.rows << "x"
-                            << image.cols << " differs from the first image's size (give "
-                               "new_height and new_width to resize them all)");
+    // The shape, not only the size: 4x3 into a batch of 3x4 would be read
+    // across rows.
+    const std::vector<int> image_shape = this->data_transformer_->InferBlobShape(image);
+    CREMA_REQUIRE(
+        std::equal(image_shape.begin() + 1, image_shape.end(), shape.begin() + 1, shape.end()),
+        line.file << ": an image of " << image.channels() << "x" << image.rows << "x" << image.cols
+                  << " transforms to " << image_shape[1] << "x" << image_shape[2] << "x"
+                  << image_shape[3] << ", the first image to " << shape[1] << "x" << shape[2] << "x"
+                  << shape[3] << " (give new_height and new_width to resize them all)");
     // This image's random crop and mirror depend on its place in the stream
     // only, whichever thread transforms it.
     Context::rng().Seed(seed_ + item * kSpread);
     this->data_transformer_->Transform(image, out);
   } catch (const Error& e) {
-    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << param.source()
-                         << ":" << line.number << ": " << e.what());
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << param.source() << ":"
+                         << line.number << ": " << e.what());
   }
 }
 
@@ -134,6 +139,7 @@ template <typename Dtype>
 void ImageDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   const int batch_size = batch->data_.shape(0);
   const int item_size = batch->data_.count(1);
+  const std::vector<int>& shape = batch->data_.shape();
   // The lines of this batch, chosen in order on this thread.
   std::vector<const Line*> lines(batch_size);
   for (int i = 0; i < batch_size; ++i) {
@@ -149,7 +155,7 @@ void ImageDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   Dtype* label = batch->label_.mutable_cpu_data();
   const auto load = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      LoadImage(*lines[i], first_item + i, data + i * item_size, item_size);
+      LoadImage(*lines[i], first_item + i, data + i * item_size, shape);
       label[i] = static_cast<Dtype>(lines[i]->label);
     }
   };

@@ -37,7 +37,11 @@ void InfogainLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& botto
   } catch (const Error& e) {
     CREMA_LAYER_REQUIRE(false, "cannot read the infogain matrix: " << e.what());
   }
-  infogain_.FromProto(infogain_proto);
+  try {
+    infogain_.FromProto(infogain_proto);
+  } catch (const Error& e) {
+    CREMA_LAYER_REQUIRE(false, "the infogain matrix " << source << ": " << e.what());
+  }
 }
 
 template <typename Dtype>

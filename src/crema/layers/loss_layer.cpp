@@ -1,6 +1,7 @@
 #include "crema/layers/loss_layer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace crema {
 
@@ -62,12 +63,13 @@ Dtype LossLayer<Dtype>::Normalizer(LossParameter::NormalizationMode mode, int ou
 
 template <typename Dtype>
 int LossLayer<Dtype>::ClassLabel(Dtype value, int num_classes, int position) const {
-  const int label = static_cast<int>(value);
-  CREMA_LAYER_REQUIRE(label >= 0 && label < num_classes,
+  // Compared before the cast: a NaN or huge value has no int to cast to, and
+  // 1.5 would pass as class 1.
+  CREMA_LAYER_REQUIRE(value >= 0 && value < num_classes && std::floor(value) == value,
                       "label " << value << " at position " << position
-                               << " of the label blob is not a class index in [0, " << num_classes
-                               << ")");
-  return label;
+                               << " of the label blob is not a class index (a whole number in "
+                               << "[0, " << num_classes << "))");
+  return static_cast<int>(value);
 }
 
 template <typename Dtype>
@@ -78,6 +80,7 @@ void LossLayer<Dtype>::ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_
     if (has_ignore_label && static_cast<int>(label_data[i]) == ignore_label) continue;
     ClassLabel(label_data[i], num_classes, i);
   }
+  // Invariant: the device check and ClassLabel agree, so one label failed above.
   LOG(FATAL) << "labels were reported out of range but all are in range";
 }
 

@@ -241,9 +241,14 @@ void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
   Dtype* out_planes = top[0]->mutable_cpu_data();
   int* selected_planes = static_cast<int*>(selected_index_->mutable_cpu_data());
   // The columns whose windows lie wholly inside the image's width.
+  // A kernel wider than the padded-left image has no such column (and C++'s
+  // division would round the negative span up to one).
+  const int last_start = g.width + g.pad_w - g.kernel_w;
   const int interior_begin = std::min(g.pooled_width, (g.pad_w + g.stride_w - 1) / g.stride_w);
-  const int interior_end = std::max(
-      interior_begin, std::min(g.pooled_width, (g.width + g.pad_w - g.kernel_w) / g.stride_w + 1));
+  const int interior_end =
+      last_start < 0
+          ? interior_begin
+          : std::max(interior_begin, std::min(g.pooled_width, last_start / g.stride_w + 1));
   ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     for (int plane = first; plane < end; ++plane) {
       const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;

@@ -37,6 +37,7 @@ void ZeroDiff(Blob<Dtype>* blob) {
 template <typename Dtype>
 Blob<Dtype>* RequireBlob(const Net<Dtype>& net, const std::string& name) {
   Blob<Dtype>* blob = net.blob_by_name(name).get();
+  // Invariant: the layer names these blobs itself when it writes the net.
   CHECK(blob) << "the unrolled net has no blob '" << name << "'";
   return blob;
 }
@@ -140,6 +141,7 @@ void RecurrentLayer<Dtype>::AddInnerProduct(const std::string& name, const std::
                                             const std::string& top, int num_output, int axis,
                                             const std::vector<std::string>& param_names,
                                             NetParameter* net_param) const {
+  // Invariant: the callers here name a weight, and a bias or not.
   CHECK(param_names.size() == 1 || param_names.size() == 2);
   const RecurrentParameter& recurrent_param = this->layer_param_.recurrent_param();
   LayerParameter* layer = AddLayer("InnerProduct", name, {bottom}, {top}, net_param);

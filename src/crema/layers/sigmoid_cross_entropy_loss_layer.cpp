@@ -50,6 +50,11 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dty
     const Dtype e = std::exp(-std::fabs(x));
     sigmoid[i] = x >= 0 ? 1 / (1 + e) : e / (1 + e);
     if (has_ignore_label_ && static_cast<int>(target[i]) == ignore_label_) continue;
+    // Outside [0, 1] the sum is no cross-entropy (it can go negative).
+    CREMA_LAYER_REQUIRE(target[i] >= 0 && target[i] <= 1,
+                        "target " << target[i] << " at position " << i
+                                  << " is not a probability in [0, 1]"
+                                  << (has_ignore_label_ ? "" : " (loss_param.ignore_label unset)"));
     loss += (x > 0 ? x : Dtype(0)) - x * target[i] + std::log1p(e);
     ++valid_count;
   }

@@ -84,8 +84,18 @@ WarpPlan PlanWarp(const cv::Rect& box, const cv::Size& image, const WarpOptions&
   // Rounding may leave the warped part plus its padding a pixel too large.
   plan.size.height = std::min(scaled(plan.roi.height, scale_y), crop - plan.pad_h);
   plan.size.width = std::min(scaled(plan.roi.width, scale_x), crop - plan.pad_w);
-  CHECK(plan.size.height > 0 && plan.size.width > 0) << "a window warps to nothing";
+  // May be 0 (a thin box of a narrow image, widened to a square): the layer
+  // refuses such windows at set-up (CheckWarps).
   return plan;
+}
+
+WarpOptions WarpOptionsOf(const WindowDataParameter& param, int crop_size) {
+  return {crop_size, static_cast<int>(param.context_pad()), param.crop_mode() == "square"};
+}
+
+// A window's corners (inclusive pixel coordinates) as an OpenCV rectangle.
+cv::Rect InclusiveBox(int x1, int y1, int x2, int y2) {
+  return cv::Rect(x1, y1, x2 - x1 + 1, y2 - y1 + 1);
 }
 
 // Writes the warped window into `out` (channels x crop x crop) at its
@@ -344,7 +354,11 @@ void WindowDataLayer<Dtype>::LoadMean() {
     } catch (const Error& e) {
       CREMA_LAYER_REQUIRE(false, "the mean file: " << e.what());
     }
-    mean_.FromProto(proto);
+    try {
+      mean_.FromProto(proto);
+    } catch (const Error& e) {
+      CREMA_LAYER_REQUIRE(false, "the mean file " << mean_file_ << ": " << e.what());
+    }
     CREMA_LAYER_REQUIRE(
         mean_.num_axes() == 4 && mean_.num() == 1 && mean_.channels() == channels_ &&
             mean_.height() >= crop_size_ && mean_.width() >= crop_size_,
@@ -376,6 +390,34 @@ void WindowDataLayer<Dtype>::CheckImages() {
       }
     } catch (const Error& e) {
       CREMA_LAYER_REQUIRE(false, Where(image.line) << ": " << e.what());
+    }
+  }
+}
+
+// Every window that may be drawn must keep at least one pixel once warped
+// (OpenCV's resize aborts on an empty size); the image sizes are the window
+// file's, which LoadItem holds the files to.
+template <typename Dtype>
+void WindowDataLayer<Dtype>::CheckWarps() const {
+  const WindowDataParameter& param = this->layer_param_.window_data_param();
+  const WarpOptions options = WarpOptionsOf(param, crop_size_);
+  for (const std::vector<Window>* windows : {&fg_windows_, &bg_windows_}) {
+    for (const Window& window : *windows) {
+      const WindowImage& image = images_[window.image];
+      const cv::Rect box = InclusiveBox(window.x1, window.y1, window.x2, window.y2);
+      for (bool mirror : {false, mirror_}) {
+        const cv::Size size =
+            PlanWarp<Dtype>(box, cv::Size(image.width, image.height), options, mirror).size;
+        CREMA_LAYER_REQUIRE(size.height > 0 && size.width > 0,
+                            Where(window.line)
+                                << ": the window x1 y1 x2 y2 = " << window.x1 << " " << window.y1
+                                << " " << window.x2 << " " << window.y2 << " of " << image.path
+                                << " (" << image.width << " wide, " << image.height
+                                << " high) warps to " << size.width << "x" << size.height
+                                << " pixels of the " << crop_size_ << "x" << crop_size_
+                                << " crop (crop_mode '" << param.crop_mode()
+                                << "'); it needs at least 1x1");
+      }
     }
   }
 }
@@ -435,6 +477,7 @@ void WindowDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bot
   ResolveTransform();
   ReadWindowFile();
   RequireWindowsForFraction(batch_size);
+  CheckWarps();
   LoadMean();
   CheckImages();
   seed_ = this->DrawSeed();
@@ -483,11 +526,9 @@ void WindowDataLayer<Dtype>::LoadItem(const Draw& draw, Dtype* out) const {
   } catch (const Error& e) {
     CREMA_LAYER_REQUIRE(false, Where(image.line) << ": " << e.what());
   }
-  const WindowDataParameter& param = this->layer_param_.window_data_param();
-  const WarpOptions options{crop_size_, static_cast<int>(param.context_pad()),
-                            param.crop_mode() == "square"};
-  const cv::Rect box(window.x1, window.y1, window.x2 - window.x1 + 1, window.y2 - window.y1 + 1);
-  const WarpPlan plan = PlanWarp<Dtype>(box, pixels.size(), options, draw.mirror);
+  const WarpPlan plan = PlanWarp<Dtype>(
+      InclusiveBox(window.x1, window.y1, window.x2, window.y2), pixels.size(),
+      WarpOptionsOf(this->layer_param_.window_data_param(), crop_size_), draw.mirror);
   cv::Mat warped;
   cv::resize(pixels(plan.roi), warped, plan.size, 0, 0, cv::INTER_LINEAR);
   if (draw.mirror) cv::flip(warped, warped, 1);

@@ -43,6 +43,11 @@ BlobProto ComputeImageMean(const std::string& source, const std::string& backend
     CREMA_REQUIRE(datum.ParseFromString(cursor->value()),
                   source << ": record '" << key << "' is not a Datum");
     DecodeRecordForMean(source, key, &datum);
+    // Negative sizes would make a size_t product of exabytes.
+    CREMA_REQUIRE(datum.channels() > 0 && datum.height() > 0 && datum.width() > 0,
+                  source << ": record '" << key << "' is " << datum.channels() << "x"
+                         << datum.height() << "x" << datum.width()
+                         << "; expected positive channels, height and width");
     const size_t size = static_cast<size_t>(datum.channels()) * datum.height() * datum.width();
     if (count == 0) {
       sum.assign(size, 0.0);

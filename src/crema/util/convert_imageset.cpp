@@ -162,9 +162,8 @@ ConvertedImage ConvertOneImage(const std::string& root_folder, const ImageListEn
   try {
     Datum datum;
     const ImageColor color = options.gray ? ImageColor::kGray : ImageColor::kColor;
-    ReadImageToDatum(root_folder + entry.path, entry.label, std::max(0, options.resize_height),
-                     std::max(0, options.resize_width), color, EncodingOf(entry.path, options),
-                     &datum);
+    ReadImageToDatum(root_folder + entry.path, entry.label, options.resize_height,
+                     options.resize_width, color, EncodingOf(entry.path, options), &datum);
     converted.channels = datum.channels();
     converted.height = datum.height();
     converted.width = datum.width();
@@ -238,6 +237,13 @@ int ConvertImageset(const std::string& root_folder, const std::string& list_file
   std::string final_path = db_path;
   while (final_path.size() > 1 && final_path.back() == '/') final_path.pop_back();
   auto db = db::GetDB(options.backend);  // an unknown backend fails before any work
+  // Caffe resizes only when both are positive: one alone, or a negative one,
+  // would silently store the images at their own sizes.
+  CREMA_REQUIRE(options.resize_height >= 0 && options.resize_width >= 0 &&
+                    (options.resize_height == 0) == (options.resize_width == 0),
+                "--resize_height " << options.resize_height << " and --resize_width "
+                                   << options.resize_width
+                                   << ": give both (positive) to resize, or neither");
   PartialDatabase partial(final_path);
   std::vector<ImageListEntry> entries = ReadImageList(list_file);
   CREMA_REQUIRE(!entries.empty(), list_file << ": lists no images");

@@ -3,6 +3,8 @@
 
 #include <zlib.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -32,8 +34,8 @@ class IdxFile {
   }
   void Read(void* buffer, size_t size) {
     const int got = gzread(file_, buffer, static_cast<unsigned>(size));
-    CREMA_REQUIRE(got == static_cast<int>(size), path_ << ": truncated file (wanted " << size
-                                                       << " more bytes)");
+    CREMA_REQUIRE(got == static_cast<int>(size),
+                  path_ << ": truncated file (wanted " << size << " more bytes)");
   }
   const std::string& path() const { return path_; }
 
@@ -48,11 +50,11 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
                   const std::string& db_path, const std::string& backend) {
   IdxFile images(image_path), labels(label_path);
   const uint32_t image_magic = images.ReadBigEndian();
-  CREMA_REQUIRE(image_magic == 2051, image_path << ": not an idx image file (magic "
-                                                << image_magic << ", expected 2051)");
+  CREMA_REQUIRE(image_magic == 2051, image_path << ": not an idx image file (magic " << image_magic
+                                                << ", expected 2051)");
   const uint32_t label_magic = labels.ReadBigEndian();
-  CREMA_REQUIRE(label_magic == 2049, label_path << ": not an idx label file (magic "
-                                                << label_magic << ", expected 2049)");
+  CREMA_REQUIRE(label_magic == 2049, label_path << ": not an idx label file (magic " << label_magic
+                                                << ", expected 2049)");
   const uint32_t num_items = images.ReadBigEndian();
   const uint32_t num_labels = labels.ReadBigEndian();
   CREMA_REQUIRE(num_items == num_labels, image_path << " holds " << num_items << " images but "
@@ -60,6 +62,12 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
                                                     << " labels");
   const uint32_t rows = images.ReadBigEndian();
   const uint32_t cols = images.ReadBigEndian();
+  // rows * cols in 32 bits could wrap (65536 x 65536 is 0): images of no
+  // bytes would be written with the header's sizes.
+  CREMA_REQUIRE(rows > 0 && cols > 0 && uint64_t(rows) * cols <= INT_MAX,
+                image_path << ": images of " << rows << " x " << cols
+                           << " pixels; expected positive sizes of at most " << INT_MAX
+                           << " pixels in all");
 
   auto db = db::GetDB(backend);
   db->Open(db_path, db::NEW);
@@ -76,7 +84,7 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
   uint32_t item = 0;
   for (; item < num_items; ++item) {
     images.Read(pixels.data(), pixels.size());
-    char label;
+    unsigned char label;  // idx labels are unsigned bytes: 200 is not -56
     labels.Read(&label, 1);
     datum.set_data(pixels.data(), pixels.size());
     datum.set_label(label);

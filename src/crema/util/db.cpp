@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "crema/util/lmdb_reader.hpp"
+
 namespace crema {
 namespace db {
 
@@ -69,43 +71,33 @@ class LmdbTransaction : public Transaction {
   std::vector<std::string> keys_, values_;
 };
 
+// Reads go through LmdbFile, which checks every page against the meta pages
+// before using it (liblmdb's map would turn a truncated or corrupt file into
+// a SIGBUS or a wild read); writes and their cursors go through liblmdb.
 class LmdbDB : public DB {
  public:
   ~LmdbDB() override { Close(); }
   void Open(const std::string& source, Mode mode) override {
     source_ = source;
-    LmdbRequire(mdb_env_create(&env_), source, "environment creation");
+    if (mode == READ) {
+      struct stat info;
+      CREMA_REQUIRE(stat(source.c_str(), &info) == 0,
+                    source << ": no such LMDB database (the folder does not exist)");
+      file_ = std::make_shared<const LmdbFile>(DataFile(source));
+      return;
+    }
     if (mode == NEW) {
       struct stat info;
       CREMA_REQUIRE(stat(source.c_str(), &info) != 0,
                     source << ": already exists; refusing to overwrite a database");
       CREMA_REQUIRE(mkdir(source.c_str(), 0744) == 0, source << ": cannot create the folder");
+    } else {
+      CheckExistingFile(source);
     }
-    unsigned flags = 0;
-    if (mode != READ) {
-      // Room for a large data set up front (the file grows sparsely); a full
-      // map is still grown on demand by WriteBatch.
-      LmdbRequire(mdb_env_set_mapsize(env_, size_t(1) << 30), source, "map size");
-    }
-    if (mode == READ) {
-      CREMA_REQUIRE(stat(source.c_str(), &(stat_)) == 0,
-                    source << ": no such LMDB database (the folder does not exist)");
-      flags = MDB_RDONLY | MDB_NOTLS;
-    }
-    int status = mdb_env_open(env_, source.c_str(), flags, 0664);
-    // A read-only folder cannot hold the lock file: readers then go without it.
-    if (status == EACCES && mode == READ) {
-      mdb_env_close(env_);
-      LmdbRequire(mdb_env_create(&env_), source, "environment creation");
-      status = mdb_env_open(env_, source.c_str(), flags | MDB_NOLOCK, 0664);
-    }
-    if (status != MDB_SUCCESS) {
-      mdb_env_close(env_);
-      env_ = nullptr;
-      LmdbRequire(status, source, "open (is it an LMDB database?)");
-    }
+    OpenForWriting(source);
   }
   void Close() override {
+    file_.reset();
     if (env_) {
       mdb_dbi_close(env_, dbi_);
       mdb_env_close(env_);
@@ -113,6 +105,7 @@ class LmdbDB : public DB {
     }
   }
   std::unique_ptr<Cursor> NewCursor() override {
+    if (file_) return std::unique_ptr<Cursor>(new LmdbFileCursor(file_));
     MDB_txn* txn;
     MDB_cursor* cursor;
     LmdbRequire(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), source_, "transaction");
@@ -138,8 +131,11 @@ class LmdbDB : public DB {
         MDB_val value{values[i].size(), const_cast<char*>(values[i].data())};
         status = mdb_put(txn, dbi_, &key, &value, 0);
       }
-      if (status == MDB_SUCCESS) status = mdb_txn_commit(txn);
-      else mdb_txn_abort(txn);
+      if (status == MDB_SUCCESS) {
+        status = mdb_txn_commit(txn);
+      } else {
+        mdb_txn_abort(txn);
+      }
       if (status != MDB_MAP_FULL) {
         LmdbRequire(status, source_, "write");
         return;
@@ -151,10 +147,33 @@ class LmdbDB : public DB {
   }
 
  private:
+  static std::string DataFile(const std::string& source) { return source + "/data.mdb"; }
+
+  // liblmdb maps the file and would fault on a page past its end: an existing
+  // file must hold what its meta pages say before it is written to.
+  static void CheckExistingFile(const std::string& source) {
+    struct stat info;
+    if (stat(DataFile(source).c_str(), &info) != 0 || info.st_size == 0) return;  // a new file
+    const LmdbFile checked(DataFile(source));
+  }
+
+  void OpenForWriting(const std::string& source) {
+    LmdbRequire(mdb_env_create(&env_), source, "environment creation");
+    // Room for a large data set up front (the file grows sparsely); a full
+    // map is still grown on demand by WriteBatch.
+    int status = mdb_env_set_mapsize(env_, size_t(1) << 30);
+    if (status == MDB_SUCCESS) status = mdb_env_open(env_, source.c_str(), 0, 0664);
+    if (status != MDB_SUCCESS) {
+      mdb_env_close(env_);
+      env_ = nullptr;
+      LmdbRequire(status, source, "open (is it an LMDB database?)");
+    }
+  }
+
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
+  std::shared_ptr<const LmdbFile> file_;  // READ mode
   std::string source_;
-  struct stat stat_;
 };
 
 void LmdbTransaction::Commit() {
@@ -167,15 +186,32 @@ void LmdbTransaction::Commit() {
 
 class LevelDBCursor : public Cursor {
  public:
-  explicit LevelDBCursor(leveldb::Iterator* iter) : iter_(iter) { SeekToFirst(); }
-  void SeekToFirst() override { iter_->SeekToFirst(); }
-  void Next() override { iter_->Next(); }
+  LevelDBCursor(leveldb::Iterator* iter, const std::string& source) : iter_(iter), source_(source) {
+    SeekToFirst();
+  }
+  void SeekToFirst() override {
+    iter_->SeekToFirst();
+    CheckStatus();
+  }
+  void Next() override {
+    iter_->Next();
+    CheckStatus();
+  }
   std::string key() const override { return iter_->key().ToString(); }
   std::string value() const override { return iter_->value().ToString(); }
   bool valid() const override { return iter_->Valid(); }
 
  private:
+  // A corrupt or missing table ends the iteration early, with the reason in
+  // the iterator's status: that is an error, not the end of the data.
+  void CheckStatus() const {
+    if (iter_->Valid()) return;
+    const leveldb::Status status = iter_->status();
+    CREMA_REQUIRE(status.ok(), source_ << ": LevelDB read failed: " << status.ToString());
+  }
+
   std::unique_ptr<leveldb::Iterator> iter_;
+  std::string source_;
 };
 
 class LevelDBTransaction : public Transaction {
@@ -212,7 +248,9 @@ class LevelDB : public DB {
   }
   void Close() override { db_.reset(); }
   std::unique_ptr<Cursor> NewCursor() override {
-    return std::unique_ptr<Cursor>(new LevelDBCursor(db_->NewIterator(leveldb::ReadOptions())));
+    leveldb::ReadOptions options;
+    options.verify_checksums = true;  // a garbled block is an error, not odd records
+    return std::unique_ptr<Cursor>(new LevelDBCursor(db_->NewIterator(options), source_));
   }
   std::unique_ptr<Transaction> NewTransaction() override {
     return std::unique_ptr<Transaction>(new LevelDBTransaction(db_.get(), source_));

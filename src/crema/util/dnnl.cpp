@@ -40,6 +40,7 @@ void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha,
                                           A, lda, B, ldb, beta, C, ldc);
   if (threads != 1) omp_set_num_threads(threads);
+  // Invariant: sgemm fails only on bad arguments, and these come from shaped blobs.
   CHECK_EQ(status, dnnl_success) << "oneDNN sgemm of " << M << "x" << N << "x" << K;
 }
 

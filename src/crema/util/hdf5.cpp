@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -58,6 +59,21 @@ std::vector<hsize_t> DatasetShape(hid_t dataset) {
   return dims;
 }
 
+// A dataset read as numbers must hold numbers of a size HDF5 converts: a
+// corrupt file's datatype can claim elements of gigabytes, which HDF5 would
+// allocate a conversion buffer for.
+void RequireNumeric(hid_t dataset, const std::string& where) {
+  Handle type(H5Dget_type(dataset), H5Tclose);
+  CREMA_REQUIRE(type.ok(), where << ": unreadable datatype");
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const size_t size = H5Tget_size(type.get());
+  CREMA_REQUIRE(
+      (type_class == H5T_FLOAT || type_class == H5T_INTEGER) && size >= 1 && size <= 16,
+      where << ": expected numbers (float or integer elements), the file's datatype is "
+            << (type_class == H5T_FLOAT || type_class == H5T_INTEGER ? "numeric" : "not numeric")
+            << " with elements of " << size << " bytes");
+}
+
 template <typename Dtype>
 void ReadInto(hid_t group, const std::string& dataset_name, const std::string& where,
               Blob<Dtype>* blob, bool diff) {
@@ -65,14 +81,14 @@ void ReadInto(hid_t group, const std::string& dataset_name, const std::string& w
   CREMA_REQUIRE(dataset.ok(), where << ": missing dataset '" << dataset_name << "'");
   const std::vector<hsize_t> dims = DatasetShape(dataset.get());
   std::vector<int> shape(dims.begin(), dims.end());
-  CREMA_REQUIRE(shape == blob->shape(), where << " dataset '" << dataset_name
-                                              << "': shape mismatch: the net expects "
-                                              << blob->shape_string() << ", the file has "
-                                              << ShapeString(dims));
+  CREMA_REQUIRE(shape == blob->shape(),
+                where << " dataset '" << dataset_name << "': shape mismatch: the net expects "
+                      << blob->shape_string() << ", the file has " << ShapeString(dims));
+  RequireNumeric(dataset.get(), where + " dataset '" + dataset_name + "'");
   Dtype* target = diff ? blob->mutable_cpu_diff() : blob->mutable_cpu_data();
-  CREMA_REQUIRE(H5Dread(dataset.get(), NativeType<Dtype>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                        target) >= 0,
-                where << " dataset '" << dataset_name << "': read failed");
+  CREMA_REQUIRE(
+      H5Dread(dataset.get(), NativeType<Dtype>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, target) >= 0,
+      where << " dataset '" << dataset_name << "': read failed");
 }
 
 }  // namespace
@@ -121,8 +137,8 @@ std::vector<std::string> ReadNetParamsFromHDF5(
     H5G_info_t info;
     CREMA_REQUIRE(H5Gget_info(layer.get(), &info) >= 0, where << ": cannot be read");
     CREMA_REQUIRE(info.nlinks == entry.second.size(),
-                  where << " has " << info.nlinks << " parameter blobs in the file, the net expects "
-                        << entry.second.size());
+                  where << " has " << info.nlinks
+                        << " parameter blobs in the file, the net expects " << entry.second.size());
     for (size_t i = 0; i < entry.second.size(); ++i) {
       ReadInto(layer.get(), std::to_string(i), where, entry.second[i], false);
     }
@@ -143,24 +159,25 @@ void WriteNetParamsToHDF5(
     CREMA_REQUIRE(file.ok(), temporary << ": cannot create HDF5 file");
     for (const bool diff : {false, true}) {
       if (diff && !write_diff) break;
-      Handle group(H5Gcreate2(file.get(), diff ? "diff" : "data", H5P_DEFAULT, H5P_DEFAULT,
-                              H5P_DEFAULT),
-                   H5Gclose);
+      Handle group(
+          H5Gcreate2(file.get(), diff ? "diff" : "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+          H5Gclose);
       for (const auto& layer : layers) {
         // Split layers are the net's plumbing, never stored (they have no blobs).
-        Handle layer_group(H5Gcreate2(group.get(), layer.first.c_str(), H5P_DEFAULT, H5P_DEFAULT,
-                                      H5P_DEFAULT),
-                           H5Gclose);
-        CREMA_REQUIRE(layer_group.ok(), temporary << ": cannot write layer '" << layer.first << "'");
+        Handle layer_group(
+            H5Gcreate2(group.get(), layer.first.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Gclose);
+        CREMA_REQUIRE(layer_group.ok(),
+                      temporary << ": cannot write layer '" << layer.first << "'");
         for (size_t i = 0; i < layer.second.size(); ++i) {
           const Blob<Dtype>* blob = layer.second[i];
           std::vector<hsize_t> dims(blob->shape().begin(), blob->shape().end());
           Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                        H5Sclose);
-          Handle dataset(H5Dcreate2(layer_group.get(), std::to_string(i).c_str(),
-                                    NativeType<Dtype>(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                                    H5P_DEFAULT),
-                         H5Dclose);
+          Handle dataset(
+              H5Dcreate2(layer_group.get(), std::to_string(i).c_str(), NativeType<Dtype>(),
+                         space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose);
           const Dtype* values = diff ? blob->cpu_diff() : blob->cpu_data();
           CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), NativeType<Dtype>(), H5S_ALL,
                                                  H5S_ALL, H5P_DEFAULT, values) >= 0,
@@ -190,6 +207,11 @@ void HDF5LoadDataset(long file_id, const std::string& filename, const std::strin
   CREMA_REQUIRE(rank >= min_dim && rank <= max_dim,
                 filename << " dataset '" << name << "': " << rank << " axes, expected between "
                          << min_dim << " and " << max_dim);
+  RequireNumeric(dataset.get(), filename + " dataset '" + name + "'");
+  for (hsize_t d : dims) {
+    CREMA_REQUIRE(d <= static_cast<hsize_t>(INT_MAX),
+                  filename << " dataset '" << name << "': dimension " << d << " is too large");
+  }
   blob->Reshape(std::vector<int>(dims.begin(), dims.end()));
   CREMA_REQUIRE(H5Dread(dataset.get(), NativeType<Dtype>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
                         blob->mutable_cpu_data()) >= 0,
@@ -200,27 +222,26 @@ namespace {
 
 void WriteScalar(hid_t file, const char* name, int value, const std::string& where) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle dataset(H5Dcreate2(file, name, H5T_NATIVE_INT, space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                            H5P_DEFAULT),
-                 H5Dclose);
+  Handle dataset(
+      H5Dcreate2(file, name, H5T_NATIVE_INT, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL,
                                          H5P_DEFAULT, &value) >= 0,
                 where << ": cannot write '" << name << "'");
 }
 
 // A fixed-length byte string (it may hold zero bytes: serialised protobuf).
-void WriteString(hid_t file, const char* name, const std::string& value,
-                 const std::string& where) {
+void WriteString(hid_t file, const char* name, const std::string& value, const std::string& where) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), std::max<size_t>(value.size(), 1));
   H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle dataset(H5Dcreate2(file, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                            H5P_DEFAULT),
-                 H5Dclose);
+  Handle dataset(
+      H5Dcreate2(file, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   std::string padded = value.empty() ? std::string(1, '\0') : value;
-  CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL,
-                                         H5P_DEFAULT, padded.data()) >= 0,
+  CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                         padded.data()) >= 0,
                 where << ": cannot write '" << name << "'");
 }
 
@@ -239,6 +260,12 @@ std::string ReadString(hid_t file, const char* name, const std::string& where) {
   Handle type(H5Dget_type(dataset.get()), H5Tclose);
   CREMA_REQUIRE(H5Tget_class(type.get()) == H5T_STRING && !H5Tis_variable_str(type.get()),
                 where << ": dataset '" << name << "' is not a fixed-length string");
+  // A string longer than the whole file is a corrupt datatype, not a string.
+  hsize_t file_size = 0;
+  H5Fget_filesize(file, &file_size);
+  CREMA_REQUIRE(H5Tget_size(type.get()) <= file_size,
+                where << ": dataset '" << name << "' claims a string of " << H5Tget_size(type.get())
+                      << " bytes in a file of " << file_size);
   std::string value(H5Tget_size(type.get()), '\0');
   CREMA_REQUIRE(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value[0]) >= 0,
                 where << ": cannot read '" << name << "'");
@@ -273,16 +300,15 @@ void WriteSolverStateToHDF5(const std::string& filename, const SolverState& stat
       std::vector<hsize_t> dims(blob.shape().dim().begin(), blob.shape().dim().end());
       const bool is_double = blob.double_data_size() > 0;
       const hid_t type = is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                   H5Sclose);
+      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
       Handle dataset(H5Dcreate2(history.get(), std::to_string(i).c_str(), type, space.get(),
                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                      H5Dclose);
       const void* values = is_double ? static_cast<const void*>(blob.double_data().data())
                                      : static_cast<const void*>(blob.data().data());
-      CREMA_REQUIRE(dataset.ok() &&
-                        H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
-                    temporary << ": cannot write history blob " << i);
+      CREMA_REQUIRE(
+          dataset.ok() && H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
+          temporary << ": cannot write history blob " << i);
     }
     // Crema's own fields (the generator, the data layers' positions) ride
     // in one serialised SolverState beside Caffe's layout.
@@ -323,8 +349,12 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
     hsize_t count = 1;
     for (hsize_t d : dims) {
       blob->mutable_shape()->add_dim(static_cast<int64_t>(d));
+      CREMA_REQUIRE(
+          d == 0 || count <= static_cast<hsize_t>(INT_MAX) / d,
+          filename << ": history blob '" << name << "' holds more than " << INT_MAX << " values");
       count *= d;
     }
+    RequireNumeric(dataset.get(), filename + ": history blob '" + name + "'");
     Handle type(H5Dget_type(dataset.get()), H5Tclose);
     const bool is_double = H5Tget_class(type.get()) == H5T_FLOAT && H5Tget_size(type.get()) == 8;
     void* target;
@@ -335,8 +365,8 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
       blob->mutable_data()->Resize(static_cast<int>(count), 0.0f);
       target = blob->mutable_data()->mutable_data();
     }
-    CREMA_REQUIRE(H5Dread(dataset.get(), is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
-                          H5S_ALL, H5S_ALL, H5P_DEFAULT, target) >= 0,
+    CREMA_REQUIRE(H5Dread(dataset.get(), is_double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT, H5S_ALL,
+                          H5S_ALL, H5P_DEFAULT, target) >= 0,
                   filename << ": cannot read history blob '" << name << "'");
   }
   if (H5Lexists(file.get(), "crema_resume", H5P_DEFAULT) > 0) {

@@ -87,6 +87,7 @@ void VisitColumnPairsNd(int num_spatial_axes, const int* im_shape, const int* co
   const int* output_spatial = col_shape + 1;
   const int kernel_count = Product(kernel_shape, num_spatial_axes);
   const int output_count = Product(output_spatial, num_spatial_axes);
+  // Invariant: the convolution layer sizes the columns from the same shapes.
   CHECK_EQ(col_shape[0], im_shape[0] * kernel_count)
       << "col_shape[0] must be channels * kernel size";
   std::vector<int> kernel_pos(num_spatial_axes);

@@ -55,7 +55,16 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string first_error_;
 };
 
+// A directory opens, and reading it yields nothing, which would parse as an
+// empty message: it is refused by name instead.
+void RequireNotDirectory(const std::string& filename) {
+  struct stat info;
+  CREMA_REQUIRE(::stat(filename.c_str(), &info) != 0 || !S_ISDIR(info.st_mode),
+                filename << ": is a directory; expected a file");
+}
+
 std::string ReadWholeFile(const std::string& filename) {
+  RequireNotDirectory(filename);
   std::ifstream in(filename, std::ios::binary);
   CREMA_REQUIRE(in.good(), filename << ": cannot open file (" << std::strerror(errno) << ")");
   std::ostringstream contents;
@@ -87,6 +96,7 @@ void ReadProtoFromTextFile(const std::string& filename, google::protobuf::Messag
 }
 
 void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Message* proto) {
+  RequireNotDirectory(filename);
   const int fd = ::open(filename.c_str(), O_RDONLY);
   CREMA_REQUIRE(fd >= 0, filename << ": cannot open file (" << std::strerror(errno) << ")");
   google::protobuf::io::FileInputStream raw_input(fd);
@@ -95,6 +105,9 @@ void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Mess
   // Model files can exceed protobuf's default 64 MB guard (VGG is ~550 MB).
   coded_input.SetTotalBytesLimit(INT_MAX);
   const bool parsed = proto->ParseFromCodedStream(&coded_input);
+  // A read error ends the stream early, which can parse as a shorter message.
+  CREMA_REQUIRE(raw_input.GetErrno() == 0,
+                filename << ": read error (" << std::strerror(raw_input.GetErrno()) << ")");
   CREMA_REQUIRE(parsed && coded_input.ConsumedEntireMessage(),
                 filename << ": not a valid binary " << proto->GetDescriptor()->name()
                          << " (truncated or corrupt file)");
@@ -128,6 +141,7 @@ void WriteFileAtomically(const std::string& filename, const std::string& content
 
 void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::string& filename) {
   std::string text;
+  // Invariant: printing into a string cannot fail (no stream to run out).
   CHECK(google::protobuf::TextFormat::PrintToString(proto, &text));
   WriteFileAtomically(filename, text);
 }

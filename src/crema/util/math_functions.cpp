@@ -292,6 +292,8 @@ Dtype cpu_asum(int N, const Dtype* x) {
 
 uint32_t rng_rand() { return Context::rng()(); }
 
+// Invariant (the CHECKs of the three generators): callers validate user
+// values first (fillers, dropout_ratio) and pass shaped blobs' memory.
 template <typename Dtype>
 void rng_uniform(int N, Dtype a, Dtype b, Dtype* r) {
   CHECK_GE(N, 0);

@@ -79,6 +79,7 @@ void BlockingCounter::Wait() {
 }
 
 std::vector<int64_t> BalancedSplit(int64_t n, int parts) {
+  // Invariant: callers clamp the number of parts to at least 1.
   CHECK_GE(parts, 1);
   std::vector<int64_t> bounds(parts + 1);
   const int64_t base = n / parts;

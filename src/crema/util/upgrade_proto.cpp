@@ -507,6 +507,8 @@ void CopyLayerTypeParams(const V1LayerParameter& v1, LayerParameter* layer) {
       continue;
     }
     const FieldDescriptor* to = descriptor->FindFieldByName(name);
+    // Invariant of the schema: each V1 *_param has a LayerParameter field of
+    // the same name and type.
     CHECK(to != nullptr && to->message_type() == from->message_type())
         << "LayerParameter lacks a field matching V1LayerParameter." << name;
     reflection->MutableMessage(layer, to)->CopyFrom(v1_reflection->GetMessage(v1, from));
