@@ -161,6 +161,29 @@ TEST(NetInputErrorsTest, TwoProducersOfOneTopAndEmptyNetsAreUserErrors) {
   EXPECT_NE(from_file.find("has no layers"), std::string::npos) << from_file;
 }
 
+// A batch of 0 items (dim: 0) runs through, forward and backward, as an
+// empty computation (found by fuzzing: a bias multiplier never shaped).
+TEST(NetInputErrorsTest, EmptyBatchRunsThrough) {
+  NetParameter param = ParseNet(
+      "force_backward: true "
+      "layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 0 dim: 2 dim: 6 "
+      "dim: 6 } } }"
+      "layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c' convolution_param { "
+      "num_output: 3 kernel_size: 3 pad: 1 } }"
+      "layer { name: 'pool' type: 'Pooling' bottom: 'c' top: 'p' pooling_param { pool: MAX "
+      "kernel_size: 2 stride: 2 } }"
+      "layer { name: 'relu' type: 'ReLU' bottom: 'p' top: 'p' }"
+      "layer { name: 'lrn' type: 'LRN' bottom: 'p' top: 'n' }"
+      "layer { name: 'ip' type: 'InnerProduct' bottom: 'n' top: 'i' inner_product_param { "
+      "num_output: 4 } }"
+      "layer { name: 'prob' type: 'Softmax' bottom: 'i' top: 'prob' }");
+  param.mutable_state()->set_phase(TRAIN);
+  Net<float> net(param);
+  net.Forward();
+  net.Backward();
+  EXPECT_EQ(net.blob_by_name("prob")->shape(), (std::vector<int>{0, 4}));
+}
+
 // The Python API passes layer indices straight through.
 TEST(NetInputErrorsTest, PassesOverLayersOutsideTheNetAreUserErrors) {
   auto net = MakeNet<float>(kSmallNet, TEST);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "crema/syncedmem.hpp"
@@ -84,7 +85,49 @@ TEST_F(GpuTest, SyncedMemoryAsyncPush) {
   CUDA_CHECK(cudaMemcpy(back.data(), mem.gpu_data(), 64, cudaMemcpyDeviceToHost));
   for (char c : back) EXPECT_EQ(c, 3);
 }
+
+// A GPU without the memory asked for is a MemoryError (the tool prints it
+// and exits 1), not a CUDA_CHECK abort; the device stays usable after it.
+TEST_F(GpuTest, DeviceOutOfMemoryIsAMemoryError) {
+  SyncedMemory huge(size_t(1) << 50);  // 1 PiB: no GPU has it
+  try {
+    huge.gpu_data();
+    FAIL() << "a 1 PiB device allocation succeeded";
+  } catch (const MemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("is out of memory: cannot allocate 1.05e+06 GiB"),
+              std::string::npos)
+        << e.what();
+  }
+  SyncedMemory small(16);
+  std::memset(small.mutable_cpu_data(), 4, 16);
+  std::vector<char> back(16);
+  CUDA_CHECK(cudaMemcpy(back.data(), small.gpu_data(), 16, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back[15], 4);
+}
 #endif
+
+// The host side of the same path, and the per-thread allocation limit.
+TEST(SyncedMemoryTest, HostExhaustionAndTheLimitAreMemoryErrors) {
+  SyncedMemory huge(size_t(1) << 50);
+  EXPECT_THROW(huge.cpu_data(), MemoryError);
+  const size_t before = Context::max_allocation();
+  Context::set_max_allocation(1000);
+  SyncedMemory over(1001);
+  std::string message;
+  try {
+    over.cpu_data();
+  } catch (const MemoryError& e) {
+    message = e.what();
+  }
+  Context::set_max_allocation(before);
+  EXPECT_EQ(message,
+            "cannot allocate 1001 bytes of host memory: above this thread's allocation limit of "
+            "1000 bytes");
+  SyncedMemory at_limit(1000);
+  Context::set_max_allocation(1000);
+  EXPECT_NO_THROW(at_limit.cpu_data());
+  Context::set_max_allocation(before);
+}
 
 }  // namespace
 }  // namespace crema

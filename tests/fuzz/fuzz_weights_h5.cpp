@@ -3,26 +3,14 @@
 // must be a crema::Error.
 #include <memory>
 
-#include "crema/net.hpp"
 #include "crema/util/io.hpp"
 #include "fuzz_common.hpp"
 #include "small_nets.hpp"
 
-namespace {
-std::unique_ptr<crema::Net<float>> SmallNet() {
-  crema::NetParameter param;
-  crema::ReadProtoFromString(crema::fuzz::kSmallDeployNet, "small net", &param);
-  param.mutable_state()->set_phase(crema::TEST);
-  crema::NetOptions<float> options;
-  options.log = false;
-  return std::unique_ptr<crema::Net<float>>(new crema::Net<float>(param, options));
-}
-}  // namespace
-
 namespace crema {
 namespace fuzz {
 void WriteSeeds(const std::string& dir) {
-  auto net = SmallNet();
+  auto net = crema::fuzz::SmallDeployNet();
   net->Forward();
   net->ToHDF5(dir + "/small.caffemodel.h5");
 }
@@ -30,7 +18,7 @@ void WriteSeeds(const std::string& dir) {
 }  // namespace crema
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::unique_ptr<crema::Net<float>> net = SmallNet();
+  static std::unique_ptr<crema::Net<float>> net = crema::fuzz::SmallDeployNet();
   const std::string path = crema::fuzz::WorkDir() + "/input.caffemodel.h5";
   crema::fuzz::WriteFile(path, data, size);
   try {

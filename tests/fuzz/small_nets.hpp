@@ -4,6 +4,11 @@
 #ifndef CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
 #define CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
 
+#include <memory>
+
+#include "crema/net.hpp"
+#include "crema/util/io.hpp"
+
 namespace crema {
 namespace fuzz {
 
@@ -33,6 +38,16 @@ constexpr char kSmallTrainNet[] = R"(
           inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip1" bottom: "label" top: "loss" }
 )";
+
+// The deploy net, built quietly in the TEST phase.
+inline std::unique_ptr<Net<float>> SmallDeployNet() {
+  NetParameter param;
+  ReadProtoFromString(kSmallDeployNet, "small net", &param);
+  param.mutable_state()->set_phase(TEST);
+  NetOptions<float> options;
+  options.log = false;
+  return std::unique_ptr<Net<float>>(new Net<float>(param, options));
+}
 
 }  // namespace fuzz
 }  // namespace crema

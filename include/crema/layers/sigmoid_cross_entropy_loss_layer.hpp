@@ -36,6 +36,10 @@ class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
   bool has_ignore_label_ = false;
   int ignore_label_ = 0;
   LossParameter::NormalizationMode normalization_ = LossParameter::BATCH_SIZE;
+  // A target outside [0, 1] (not ignored) is a user error naming it.
+  void RequireProbability(Dtype target, int position) const;
+  void ThrowForFirstBadTarget(const Blob<Dtype>& targets) const;
+
   // Items (axis 0) and elements per item.
   int outer_num_ = 0;
   int inner_num_ = 0;
@@ -45,6 +49,7 @@ class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
   // GPU scratch, one value per element: its loss, and whether it counts.
   Blob<Dtype> element_loss_;
   Blob<Dtype> element_valid_;
+  Blob<Dtype> element_bad_;  // GPU: 1 where a target is no probability
   Blob<Dtype> ones_;
 };
 

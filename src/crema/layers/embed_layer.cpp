@@ -63,7 +63,8 @@ void EmbedLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   std::vector<int> top_shape = bottom[0]->shape();
   top_shape.push_back(num_output_);
   top[0]->Reshape(top_shape);
-  if (bias_term_ && bias_multiplier_.count() != num_indices_) {
+  // Compared by shape: a never-shaped multiplier has count 0 too (an empty batch).
+  if (bias_term_ && bias_multiplier_.shape() != std::vector<int>{num_indices_}) {
     bias_multiplier_.Reshape(std::vector<int>{num_indices_});
     cpu_set(num_indices_, Dtype(1), bias_multiplier_.mutable_cpu_data());
   }

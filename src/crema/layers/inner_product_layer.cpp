@@ -80,7 +80,8 @@ void InnerProductLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   std::vector<int> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis);
   top_shape.push_back(num_output_);
   top[0]->Reshape(top_shape);
-  if (bias_term_ && bias_multiplier_.count() != batch_size_) {
+  // Compared by shape: a never-shaped multiplier has count 0 too (an empty batch).
+  if (bias_term_ && bias_multiplier_.shape() != std::vector<int>{batch_size_}) {
     bias_multiplier_.Reshape(std::vector<int>{batch_size_});
     cpu_set(batch_size_, Dtype(1), bias_multiplier_.mutable_cpu_data());
   }

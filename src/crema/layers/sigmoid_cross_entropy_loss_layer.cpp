@@ -29,9 +29,29 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*
   sigmoid_output_.ReshapeLike(*bottom[0]);
   element_loss_.ReshapeLike(*bottom[0]);
   element_valid_.ReshapeLike(*bottom[0]);
-  if (ones_.count() != bottom[0]->count()) {
+  element_bad_.ReshapeLike(*bottom[0]);
+  if (ones_.shape() != bottom[0]->shape()) {  // never shaped: count 0 too
     ones_.ReshapeLike(*bottom[0]);
     cpu_set(ones_.count(), Dtype(1), ones_.mutable_cpu_data());
+  }
+}
+
+// Outside [0, 1] the sum is no cross-entropy (it can go negative).
+template <typename Dtype>
+void SigmoidCrossEntropyLossLayer<Dtype>::RequireProbability(Dtype target, int position) const {
+  CREMA_LAYER_REQUIRE(target >= 0 && target <= 1,
+                      "target " << target << " at position " << position
+                                << " is not a probability in [0, 1]"
+                                << (has_ignore_label_ ? "" : " (loss_param.ignore_label unset)"));
+}
+
+// The GPU body flags bad targets; the host finds the first to name it.
+template <typename Dtype>
+void SigmoidCrossEntropyLossLayer<Dtype>::ThrowForFirstBadTarget(const Blob<Dtype>& targets) const {
+  const Dtype* target = targets.cpu_data();
+  for (int i = 0; i < targets.count(); ++i) {
+    if (has_ignore_label_ && static_cast<int>(target[i]) == ignore_label_) continue;
+    RequireProbability(target[i], i);
   }
 }
 
@@ -50,11 +70,7 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dty
     const Dtype e = std::exp(-std::fabs(x));
     sigmoid[i] = x >= 0 ? 1 / (1 + e) : e / (1 + e);
     if (has_ignore_label_ && static_cast<int>(target[i]) == ignore_label_) continue;
-    // Outside [0, 1] the sum is no cross-entropy (it can go negative).
-    CREMA_LAYER_REQUIRE(target[i] >= 0 && target[i] <= 1,
-                        "target " << target[i] << " at position " << i
-                                  << " is not a probability in [0, 1]"
-                                  << (has_ignore_label_ ? "" : " (loss_param.ignore_label unset)"));
+    RequireProbability(target[i], i);
     loss += (x > 0 ? x : Dtype(0)) - x * target[i] + std::log1p(e);
     ++valid_count;
   }

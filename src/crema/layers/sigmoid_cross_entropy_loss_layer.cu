@@ -6,12 +6,16 @@ template <typename Dtype>
 __global__ void SigmoidCrossEntropyForwardKernel(const int64_t count, const Dtype* score,
                                                  const Dtype* target, const bool has_ignore_label,
                                                  const int ignore_label, Dtype* sigmoid,
-                                                 Dtype* element_loss, Dtype* element_valid) {
+                                                 Dtype* element_loss, Dtype* element_valid,
+                                                 Dtype* element_bad) {
   CUDA_KERNEL_LOOP(i, count) {
     const Dtype x = score[i];
     const Dtype e = exp(-fabs(x));
     sigmoid[i] = x >= 0 ? 1 / (1 + e) : e / (1 + e);
-    if (has_ignore_label && static_cast<int>(target[i]) == ignore_label) {
+    const bool ignored = has_ignore_label && static_cast<int>(target[i]) == ignore_label;
+    const bool bad = !ignored && !(target[i] >= 0 && target[i] <= 1);
+    element_bad[i] = bad ? 1 : 0;
+    if (ignored || bad) {
       element_loss[i] = 0;
       element_valid[i] = 0;
     } else {
@@ -28,8 +32,11 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dty
   SigmoidCrossEntropyForwardKernel<Dtype><<<CREMA_GET_BLOCKS(count), CREMA_CUDA_NUM_THREADS>>>(
       count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), has_ignore_label_, ignore_label_,
       sigmoid_output_.mutable_gpu_data(), element_loss_.mutable_gpu_data(),
-      element_valid_.mutable_gpu_data());
+      element_valid_.mutable_gpu_data(), element_bad_.mutable_gpu_data());
   CUDA_POST_KERNEL_CHECK;
+  Dtype bad_targets = 0;
+  gpu_asum(count, element_bad_.gpu_data(), &bad_targets);
+  if (bad_targets > 0) ThrowForFirstBadTarget(*bottom[1]);
   // A dot with ones is a true sum (asum would fold the sign of a negative
   // term from a target outside [0, 1]).
   Dtype loss = 0;

@@ -15,12 +15,15 @@ __global__ void SoftmaxLossForwardKernel(const int64_t num_positions, const int 
   CUDA_KERNEL_LOOP(position, num_positions) {
     const int64_t outer = position / inner_num;
     const int64_t inner = position % inner_num;
-    const int label_value = static_cast<int>(label[position]);
+    const Dtype value = label[position];
+    const int label_value = static_cast<int>(value);
     position_loss[position] = 0;
     position_valid[position] = 0;
     position_bad_label[position] = 0;
     if (has_ignore_label && label_value == ignore_label) continue;
-    if (label_value < 0 || label_value >= num_classes) {
+    // As LossLayer::ClassLabel: compared before the cast, a whole number in
+    // range (1.5 is not class 1; NaN is nothing).
+    if (!(value >= 0 && value < num_classes && floor(value) == value)) {
       position_bad_label[position] = 1;
       continue;
     }
