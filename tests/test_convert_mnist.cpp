@@ -1,6 +1,7 @@
 // ConvertMnist: idx headers that would be read wrongly are refused naming the
 // file, and labels are the idx file's unsigned bytes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <fstream>
@@ -42,6 +43,23 @@ TEST_F(ConvertMnistTest, ImageSizesThatOverflowAreRefused) {
       ErrorMessageOf([&] { ConvertMnist(images, labels, dir_ + "/db", "lmdb"); });
   EXPECT_NE(message.find(images + ": images of 65536 x 65536 pixels"), std::string::npos)
       << message;
+}
+
+// A header claiming 1.6 GB images over a few bytes is a truncated file,
+// found without allocating the image first (found by fuzzing: the buffer
+// was sized from the header).
+TEST_F(ConvertMnistTest, HugeImagesOverFewBytesAreATruncatedFile) {
+  const std::string images = WriteIdx("images", 2051, {1, 40000, 40000}, std::string(16, '\0'));
+  const std::string labels = WriteIdx("labels", 2049, {1}, std::string(1, '\1'));
+  rusage before;
+  getrusage(RUSAGE_SELF, &before);
+  const std::string message =
+      ErrorMessageOf([&] { ConvertMnist(images, labels, dir_ + "/db", "lmdb"); });
+  rusage after;
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_NE(message.find(images + ": truncated file"), std::string::npos) << message;
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 * 1024)
+      << "peak memory grew by " << after.ru_maxrss - before.ru_maxrss << " KiB";
 }
 
 // An idx label is an unsigned byte: 200 was stored as -56.

@@ -97,6 +97,23 @@ TYPED_TEST(MathFunctionsTest, GemmNonSquareShapes) {
   ExpectAllNear(std::vector<TypeParam>{1, -1, 2, -2, 3, -3}, outer.data(), TypeParam(1e-5));
 }
 
+// An empty sum (K = 0: a layer over 0 channels, found by fuzzing, where
+// oneDNN's sgemm refused the leading dimension 0) is beta * C; an empty C
+// is left alone.
+TYPED_TEST(MathFunctionsTest, GemmOverNothingIsBetaTimesC) {
+  std::vector<TypeParam> c{1, 2, 3, 4};
+  for (CBLAS_TRANSPOSE trans : {CblasNoTrans, CblasTrans}) {
+    cpu_gemm<TypeParam>(trans, trans, 2, 2, 0, TypeParam(1), nullptr, nullptr, TypeParam(-2),
+                        c.data());
+  }
+  ExpectAllNear(std::vector<TypeParam>{4, 8, 12, 16}, c.data(), TypeParam(0));
+  cpu_gemm<TypeParam>(CblasNoTrans, CblasNoTrans, 2, 2, 0, TypeParam(1), nullptr, nullptr,
+                      TypeParam(0), c.data());
+  ExpectAllNear(std::vector<TypeParam>{0, 0, 0, 0}, c.data(), TypeParam(0));
+  cpu_gemm<TypeParam>(CblasNoTrans, CblasNoTrans, 0, 2, 3, TypeParam(1), nullptr, this->b_.data(),
+                      TypeParam(0), nullptr);
+}
+
 // Products large enough to be cut into blocks of C's rows (M >= N) or columns
 // over the pool, with every transpose, alpha and an accumulating beta, at
 // budgets that leave uneven blocks: each equals the product summed here.
@@ -128,10 +145,9 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
         }
         for (int budget : {1, 2, 3}) {
           ScopedThreadBudget scoped(budget);
-          SCOPED_TRACE(testing::Message()
-                       << "budget " << budget << ", " << s.M << "x" << s.N << "x" << s.K
-                       << ", trans_a " << (trans_a == CblasTrans) << ", trans_b "
-                       << (trans_b == CblasTrans));
+          SCOPED_TRACE(testing::Message() << "budget " << budget << ", " << s.M << "x" << s.N << "x"
+                                          << s.K << ", trans_a " << (trans_a == CblasTrans)
+                                          << ", trans_b " << (trans_b == CblasTrans));
           std::vector<TypeParam> c = c0;
           cpu_gemm<TypeParam>(trans_a, trans_b, s.M, s.N, s.K, TypeParam(0.5), a.data(), b.data(),
                               TypeParam(2), c.data());

@@ -3,10 +3,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <vector>
+#include <string>
 
 #include "crema/common.hpp"
 #include "crema/proto/crema.pb.h"
@@ -36,6 +37,19 @@ class IdxFile {
     const int got = gzread(file_, buffer, static_cast<unsigned>(size));
     CREMA_REQUIRE(got == static_cast<int>(size),
                   path_ << ": truncated file (wanted " << size << " more bytes)");
+  }
+  // Reads `size` bytes into *bytes in chunks of at most 1 MiB, so that a
+  // header claiming gigabyte images costs memory only for the bytes the
+  // file really holds (a truncated file fails at its end, not at malloc).
+  void ReadGrowing(size_t size, std::string* bytes) {
+    constexpr size_t kChunk = size_t(1) << 20;
+    bytes->clear();
+    while (bytes->size() < size) {
+      const size_t start = bytes->size();
+      const size_t chunk = std::min(kChunk, size - start);
+      bytes->resize(start + chunk);
+      Read(&(*bytes)[start], chunk);
+    }
   }
   const std::string& path() const { return path_; }
 
@@ -74,7 +88,8 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
   auto txn = db->NewTransaction();
   LOG(INFO) << "A total of " << num_items << " items.";
   LOG(INFO) << "Rows: " << rows << " Cols: " << cols;
-  std::vector<char> pixels(rows * cols);
+  const size_t image_size = size_t(rows) * cols;
+  std::string pixels;
   Datum datum;
   datum.set_channels(1);
   datum.set_height(static_cast<int>(rows));
@@ -83,10 +98,10 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
   char key[16];
   uint32_t item = 0;
   for (; item < num_items; ++item) {
-    images.Read(pixels.data(), pixels.size());
+    images.ReadGrowing(image_size, &pixels);
     unsigned char label;  // idx labels are unsigned bytes: 200 is not -56
     labels.Read(&label, 1);
-    datum.set_data(pixels.data(), pixels.size());
+    datum.set_data(pixels);
     datum.set_label(label);
     snprintf(key, sizeof(key), "%08u", item);
     datum.SerializeToString(&value);

@@ -83,6 +83,9 @@ bool FileExists(const std::string& filename) {
 void ReadProtoFromString(const std::string& text, const std::string& origin,
                          google::protobuf::Message* proto) {
   google::protobuf::TextFormat::Parser parser;
+  // As the binary parser's default: no prototxt nests 100 messages deep, and
+  // an unbounded depth would let a crafted file exhaust the stack.
+  parser.SetRecursionLimit(100);
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, proto)) {

@@ -46,9 +46,26 @@ void ForBlocks(int n, int min_block, const Fn& fn) {
 // Single precision goes to oneDNN's GEMM where it is built: 2-3x OpenBLAS's
 // single-thread speed on the shapes of convolution and inner-product layers
 // on AVX-512 machines (scripts/bench/gemm_engines.sh).
+// A product over K = 0 (a layer over 0 channels or items) is the empty sum:
+// C = beta * C. BLAS refuses the leading dimension 0 such shapes carry, and
+// an empty C needs nothing. True when the product was of that kind.
+template <typename Dtype>
+bool EmptyGemm(int M, int N, int K, Dtype beta, Dtype* C, int ldc) {
+  if (M > 0 && N > 0 && K > 0) return false;
+  if (K > 0) return true;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      Dtype& c = C[static_cast<size_t>(i) * ldc + j];
+      c = beta == 0 ? Dtype(0) : beta * c;
+    }
+  }
+  return true;
+}
+
 inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
                       float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                       float* C, int ldc) {
+  if (EmptyGemm(M, N, K, beta, C, ldc)) return;
 #ifdef CREMA_DNNL
   DnnlGemmOnThisThread(trans_a == CblasTrans, trans_b == CblasTrans, M, N, K, alpha, A, lda, B, ldb,
                        beta, C, ldc);
@@ -59,6 +76,7 @@ inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, i
 inline void blas_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
                       double alpha, const double* A, int lda, const double* B, int ldb, double beta,
                       double* C, int ldc) {
+  if (EmptyGemm(M, N, K, beta, C, ldc)) return;
   cblas_dgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
