@@ -14,6 +14,17 @@ namespace crema {
 // prediction gives a large, finite loss.
 constexpr double kLogThreshold = 1e-20;
 
+// Whether a label is the layer's ignore_label, compared as Caffe compares it
+// (after a cast to int: 255.5 is 255). A NaN or a value outside int is no
+// label to ignore (and casting it would be undefined): the class check
+// that follows then names it.
+template <typename Dtype>
+inline bool IsIgnoredLabel(Dtype value, bool has_ignore_label, int ignore_label) {
+  const double v = static_cast<double>(value);
+  return has_ignore_label && v > -2147483649.0 && v < 2147483648.0 &&
+         static_cast<int>(v) == ignore_label;
+}
+
 template <typename Dtype>
 class LossLayer : public Layer<Dtype> {
  public:

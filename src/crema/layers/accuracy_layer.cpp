@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "crema/layers/loss_layer.hpp"  // IsIgnoredLabel
+
 namespace crema {
 
 template <typename Dtype>
@@ -57,15 +59,15 @@ void AccuracyLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   for (int i = 0; i < outer_num_; ++i) {
     for (int j = 0; j < inner_num_; ++j) {
       const int position = i * inner_num_ + j;
-      const int label_value = static_cast<int>(label[position]);
-      if (has_ignore_label_ && label_value == ignore_label_) continue;
+      const Dtype value = label[position];
+      if (IsIgnoredLabel(value, has_ignore_label_, ignore_label_)) continue;
       // The value itself is compared: a NaN casts to no meaningful int, and
       // 1.5 would pass as class 1.
-      const Dtype value = label[position];
       CREMA_LAYER_REQUIRE(value >= 0 && value < num_classes_ && std::floor(value) == value,
                           "label " << value << " at position " << position
                                    << " of the label blob is not a class index (a whole number "
                                    << "in [0, " << num_classes_ << "))");
+      const int label_value = static_cast<int>(value);
       ++total;
       ++class_totals_[label_value];
       // The true class is in the top k when fewer than k other classes score

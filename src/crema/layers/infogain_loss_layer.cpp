@@ -82,7 +82,7 @@ void InfogainLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bott
   for (int i = 0; i < outer_num_; ++i) {
     for (int j = 0; j < inner_num_; ++j) {
       const int position = i * inner_num_ + j;
-      if (has_ignore_label_ && static_cast<int>(label[position]) == ignore_label_) continue;
+      if (IsIgnoredLabel(label[position], has_ignore_label_, ignore_label_)) continue;
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
       const Dtype* infogain_row = infogain + label_value * num_classes_;
       for (int k = 0; k < num_classes_; ++k) {

@@ -77,7 +77,7 @@ void LossLayer<Dtype>::ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_
                                              bool has_ignore_label, int ignore_label) const {
   const Dtype* label_data = labels.cpu_data();
   for (int i = 0; i < labels.count(); ++i) {
-    if (has_ignore_label && static_cast<int>(label_data[i]) == ignore_label) continue;
+    if (IsIgnoredLabel(label_data[i], has_ignore_label, ignore_label)) continue;
     ClassLabel(label_data[i], num_classes, i);
   }
   // Invariant: the device check and ClassLabel agree, so one label failed above.

@@ -50,7 +50,7 @@ template <typename Dtype>
 void SigmoidCrossEntropyLossLayer<Dtype>::ThrowForFirstBadTarget(const Blob<Dtype>& targets) const {
   const Dtype* target = targets.cpu_data();
   for (int i = 0; i < targets.count(); ++i) {
-    if (has_ignore_label_ && static_cast<int>(target[i]) == ignore_label_) continue;
+    if (IsIgnoredLabel(target[i], has_ignore_label_, ignore_label_)) continue;
     RequireProbability(target[i], i);
   }
 }
@@ -69,7 +69,7 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dty
     // exp(-|x|) never overflows; both formulas below are built on it.
     const Dtype e = std::exp(-std::fabs(x));
     sigmoid[i] = x >= 0 ? 1 / (1 + e) : e / (1 + e);
-    if (has_ignore_label_ && static_cast<int>(target[i]) == ignore_label_) continue;
+    if (IsIgnoredLabel(target[i], has_ignore_label_, ignore_label_)) continue;
     RequireProbability(target[i], i);
     loss += (x > 0 ? x : Dtype(0)) - x * target[i] + std::log1p(e);
     ++valid_count;

@@ -59,7 +59,7 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   for (int i = 0; i < outer_num_; ++i) {
     for (int j = 0; j < inner_num_; ++j) {
       const int position = i * inner_num_ + j;
-      if (has_ignore_label_ && static_cast<int>(label[position]) == ignore_label_) continue;
+      if (IsIgnoredLabel(label[position], has_ignore_label_, ignore_label_)) continue;
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
       loss -= std::log(std::max(prob[i * slice + label_value * inner_num_ + j], Dtype(FLT_MIN)));
       ++valid_count;
