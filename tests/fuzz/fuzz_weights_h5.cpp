@@ -18,13 +18,6 @@ void WriteSeeds(const std::string& dir) {
 }  // namespace crema
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::unique_ptr<crema::Net<float>> net = crema::fuzz::SmallDeployNet();
-  const std::string path = crema::fuzz::WorkDir() + "/input.caffemodel.h5";
-  crema::fuzz::WriteFile(path, data, size);
-  try {
-    net->CopyTrainedLayersFrom(path);
-    net->Forward();
-  } catch (const crema::Error&) {
-  }
+  crema::fuzz::CopyWeightsIntoSmallNet(data, size, ".caffemodel.h5");
   return 0;
 }

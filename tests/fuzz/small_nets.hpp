@@ -4,10 +4,14 @@
 #ifndef CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
 #define CREMA_TESTS_FUZZ_SMALL_NETS_HPP_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "crema/net.hpp"
 #include "crema/util/io.hpp"
+#include "fuzz_common.hpp"
 
 namespace crema {
 namespace fuzz {
@@ -47,6 +51,20 @@ inline std::unique_ptr<Net<float>> SmallDeployNet() {
   NetOptions<float> options;
   options.log = false;
   return std::unique_ptr<Net<float>>(new Net<float>(param, options));
+}
+
+// The weights harnesses' body: the bytes as a weights file of this
+// extension, copied into the small net, which then runs.
+inline void CopyWeightsIntoSmallNet(const uint8_t* data, size_t size,
+                                    const std::string& extension) {
+  static std::unique_ptr<Net<float>> net = SmallDeployNet();
+  const std::string path = WorkDir() + "/input" + extension;
+  WriteFile(path, data, size);
+  try {
+    net->CopyTrainedLayersFrom(path);
+    net->Forward();
+  } catch (const Error&) {
+  }
 }
 
 }  // namespace fuzz
