@@ -42,17 +42,22 @@ class HDF5DataLayerTest : public ScratchDirTest {
     EXPECT_EQ(output.rows_written(), rows);
     return dir_ + "/" + name;
   }
+  // An HDF5Data layer over the files named in list.txt, batches of 4.
+  LayerParameter ListParam() const {
+    LayerParameter param;
+    param.set_name("hdf5");
+    param.add_top("data");
+    param.add_top("label");
+    param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
+    param.mutable_hdf5_data_param()->set_batch_size(4);
+    return param;
+  }
 };
 
 TEST_F(HDF5DataLayerTest, ReadsRowsInOrderAcrossFilesAndWraps) {
   const std::string a = WriteFile("a.h5", 3, 0), b = WriteFile("b.h5", 2, 10);
   std::ofstream(dir_ + "/list.txt") << a << "\n" << b << "\n";
-  LayerParameter param;
-  param.set_name("hdf5");
-  param.add_top("data");
-  param.add_top("label");
-  param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
-  param.mutable_hdf5_data_param()->set_batch_size(4);
+  const LayerParameter param = ListParam();
   HDF5DataLayer<float> layer(param);
   Blob<float> data, label;
   std::vector<Blob<float>*> bottom, top{&data, &label};
@@ -117,12 +122,7 @@ TEST_F(HDF5DataLayerTest, MissingListOrDatasetIsAUserError) {
 TEST_F(HDF5DataLayerTest, FileWithAnotherRowShapeIsNamed) {
   const std::string a = WriteFile("a.h5", 3, 0), b = WriteFile("b.h5", 2, 10, {3, 2});
   std::ofstream(dir_ + "/list.txt") << a << "\n" << b << "\n";
-  LayerParameter param;
-  param.set_name("hdf5");
-  param.add_top("data");
-  param.add_top("label");
-  param.mutable_hdf5_data_param()->set_source(dir_ + "/list.txt");
-  param.mutable_hdf5_data_param()->set_batch_size(4);
+  const LayerParameter param = ListParam();
   HDF5DataLayer<float> layer(param);
   Blob<float> data, label;
   std::vector<Blob<float>*> bottom, top{&data, &label};
