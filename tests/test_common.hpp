@@ -19,6 +19,8 @@ namespace crema {
 // Defined in test_main.cpp, the one file that knows the checkout's path, so
 // the other test files compile the same wherever the checkout is (ccache).
 std::string CompatDir();
+// The checkout itself (for its test inputs, e.g. tests/fuzz/regressions).
+std::string SourceDir();
 
 template <typename T>
 struct CPUDevice {

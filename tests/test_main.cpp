@@ -8,6 +8,7 @@
 
 namespace crema {
 std::string CompatDir() { return std::string(CREMA_SHARED_DIR) + "/compat"; }
+std::string SourceDir() { return CREMA_SOURCE_DIR; }
 }  // namespace crema
 
 namespace {

@@ -244,6 +244,34 @@ TEST(NetInputErrorsTest, WeightsSharingNoLayerAreRefusedAndPartialCopiesSaid) {
   EXPECT_NE(h5_empty.find("shares no layer name"), std::string::npos) << h5_empty;
 }
 
+// HDF5 weights files on which libhdf5 itself faults (found by fuzzing: a
+// read through a null pointer inside the library, which crashes in every
+// build; the overflows the sanitizer tree also replays pass silently in a
+// release build) are an Error naming the file, and the process goes on: the
+// file is read in a child process.
+TEST(NetInputErrorsTest, WeightsThatCrashLibhdf5AreAnErrorNamingTheFile) {
+  auto net = MakeNet<float>(
+      "name: 'small' layer { name: 'data' type: 'Input' top: 'data' "
+      "input_param { shape { dim: 2 dim: 1 dim: 6 dim: 6 } } }"
+      "layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'conv1' "
+      "convolution_param { num_output: 2 kernel_size: 3 } }"
+      "layer { name: 'bn1' type: 'BatchNorm' bottom: 'conv1' top: 'conv1' }"
+      "layer { name: 'ip1' type: 'InnerProduct' bottom: 'conv1' top: 'ip1' "
+      "inner_product_param { num_output: 3 } }",
+      TEST);
+  const std::string folder = SourceDir() + "/tests/fuzz/regressions/weights_h5/";
+  for (const char* name :
+       {"libhdf5_memcpy_from_null_in_contig_read.h5", "libhdf5_null_read_in_accum_read.h5"}) {
+    const std::string path = folder + name;
+    ASSERT_EQ(access(path.c_str(), R_OK), 0) << path;
+    const std::string message = ErrorMessageOf([&] { net->CopyTrainedLayersFrom(path); });
+    // A signal, or under a sanitizer its report's exit status.
+    EXPECT_EQ(message.rfind(path + ": the reader ", 0), 0u) << message;
+    EXPECT_NE(message.find("on this file"), std::string::npos) << message;
+  }
+  net->Forward();  // the net is intact
+}
+
 // A blob larger than the thread's allocation limit is a MemoryError naming
 // the layer, its tops and the bytes asked for (the same path as a GPU or
 // host running out of memory).

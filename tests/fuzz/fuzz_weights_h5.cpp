@@ -1,6 +1,12 @@
 // (c) An HDF5 model (.caffemodel.h5): copy it into a small net and run
-// it (HDF5 1.10 reads the file). A file that is not weights, shares no layer or has other shapes
-// must be a crema::Error.
+// it. A file that is not weights, shares no layer or has other shapes must be
+// a crema::Error. libhdf5 reads the file in a child process (RunIsolated): a
+// fault inside it (tests/fuzz/regressions/weights_h5/libhdf5_*) is an Error
+// here too. The child still prints its sanitizer report, and libFuzzer's
+// crash handler, inherited, writes the input as crash-* there: those are
+// libhdf5 faults this process survived; the run's exit status says whether
+// it failed. libFuzzer sees the coverage of this process only: the call, the
+// result's decoding and the copy into the net.
 #include <memory>
 
 #include "crema/util/io.hpp"

@@ -1,7 +1,5 @@
 #include "crema/layers/hdf5_data_layer.hpp"
 
-#include <hdf5.h>
-
 #include <fstream>
 #include <numeric>
 
@@ -49,21 +47,20 @@ void HDF5DataLayer<Dtype>::Shuffle(std::vector<unsigned>* order) {
 
 template <typename Dtype>
 void HDF5DataLayer<Dtype>::LoadFile(const std::string& filename) {
-  const hid_t file = H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  CREMA_LAYER_REQUIRE(file >= 0, "cannot open HDF5 file " << filename);
   const int num_tops = this->layer_param_.top_size();
   file_blobs_.resize(num_tops);
+  std::vector<std::string> names;
+  std::vector<Blob<Dtype>*> blobs;
+  for (int i = 0; i < num_tops; ++i) {
+    if (!file_blobs_[i]) file_blobs_[i].reset(new Blob<Dtype>());
+    names.push_back(this->layer_param_.top(i));
+    blobs.push_back(file_blobs_[i].get());
+  }
   try {
-    for (int i = 0; i < num_tops; ++i) {
-      if (!file_blobs_[i]) file_blobs_[i].reset(new Blob<Dtype>());
-      HDF5LoadDataset(file, filename, this->layer_param_.top(i), 1, kMaxBlobAxes,
-                      file_blobs_[i].get());
-    }
+    HDF5LoadDatasets(filename, names, 1, kMaxBlobAxes, blobs);
   } catch (const Error& e) {
-    H5Fclose(file);
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (HDF5Data): " << e.what());
   }
-  H5Fclose(file);
   const int rows = file_blobs_[0]->shape(0);
   for (int i = 1; i < num_tops; ++i) {
     CREMA_LAYER_REQUIRE(file_blobs_[i]->shape(0) == rows,

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "crema/common.hpp"
+#include "crema/util/isolated.hpp"
 
 namespace crema {
 
@@ -113,12 +114,12 @@ std::vector<std::string> MemberNames(hid_t group) {
 }
 }  // namespace
 
+namespace {
+// ReadNetParamsFromHDF5's work, done in this process.
 template <typename Dtype>
-std::vector<std::string> ReadNetParamsFromHDF5(
-    const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
-    std::vector<std::string>* file_layers) {
-  SilenceHdf5();
-  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+std::vector<std::string> ReadLayers(const std::string& filename,
+                                    std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
+                                    std::vector<std::string>* file_layers) {
   Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
   Handle data(H5Gopen2(file.get(), "data", H5P_DEFAULT), H5Gclose);
@@ -143,6 +144,47 @@ std::vector<std::string> ReadNetParamsFromHDF5(
       ReadInto(layer.get(), std::to_string(i), where, entry.second[i], false);
     }
     if (!entry.second.empty()) copied.push_back(layer_name);
+  }
+  return copied;
+}
+}  // namespace
+
+// libhdf5 can crash on a corrupt file (faults inside it that no check made
+// before the call rules out), so the file is read in a child process
+// (RunIsolated): the child fills its copy of the blobs and sends back every
+// layer name of the file, with the blobs of the layers it copied.
+template <typename Dtype>
+std::vector<std::string> ReadNetParamsFromHDF5(
+    const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
+    std::vector<std::string>* file_layers) {
+  SilenceHdf5();
+  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+  const std::string bytes = RunIsolated(filename, [&]() {
+    std::vector<std::string> names;
+    const std::vector<std::string> copied = ReadLayers(filename, targets, &names);
+    NetParameter layers;
+    for (const std::string& name : names) {
+      LayerParameter* layer = layers.add_layer();
+      layer->set_name(name);
+      if (std::find(copied.begin(), copied.end(), name) == copied.end()) continue;
+      for (const Blob<Dtype>* blob : targets->at(name)) blob->ToProto(layer->add_blobs());
+    }
+    std::string result;
+    CREMA_REQUIRE(layers.SerializeToString(&result),
+                  filename << ": the weights exceed 2 GiB, more than Crema reads from HDF5");
+    return result;
+  });
+  NetParameter layers;
+  CREMA_REQUIRE(layers.ParseFromString(bytes), filename << ": the reader's result is garbled");
+  file_layers->clear();
+  std::vector<std::string> copied;
+  for (const LayerParameter& layer : layers.layer()) {
+    file_layers->push_back(layer.name());
+    if (layer.blobs_size() == 0) continue;
+    std::vector<Blob<Dtype>*>& blobs = targets->at(layer.name());
+    for (size_t i = 0; i < blobs.size(); ++i)
+      blobs[i]->FromProto(layer.blobs(static_cast<int>(i)), false);
+    copied.push_back(layer.name());
   }
   return copied;
 }
@@ -193,11 +235,12 @@ void WriteNetParamsToHDF5(
   }
 }
 
+namespace {
+// Reads dataset `name` of an open file into blob (reshaped to the dataset's
+// shape, between min_dim and max_dim axes).
 template <typename Dtype>
-void HDF5LoadDataset(long file_id, const std::string& filename, const std::string& name,
-                     int min_dim, int max_dim, Blob<Dtype>* blob) {
-  SilenceHdf5();
-  const hid_t file = static_cast<hid_t>(file_id);
+void LoadDataset(hid_t file, const std::string& filename, const std::string& name, int min_dim,
+                 int max_dim, Blob<Dtype>* blob) {
   CREMA_REQUIRE(H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0,
                 filename << ": no dataset '" << name << "'");
   Handle dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -216,6 +259,36 @@ void HDF5LoadDataset(long file_id, const std::string& filename, const std::strin
   CREMA_REQUIRE(H5Dread(dataset.get(), NativeType<Dtype>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
                         blob->mutable_cpu_data()) >= 0,
                 filename << " dataset '" << name << "': read failed (is it numeric?)");
+}
+}  // namespace
+
+// Read in a child process, as the weights are (see ReadNetParamsFromHDF5):
+// the child sends the datasets back as BlobProtos.
+template <typename Dtype>
+void HDF5LoadDatasets(const std::string& filename, const std::vector<std::string>& names,
+                      int min_dim, int max_dim, const std::vector<Blob<Dtype>*>& blobs) {
+  SilenceHdf5();
+  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+  const std::string bytes = RunIsolated(filename, [&]() {
+    Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
+    NetParameter datasets;  // one layer whose blobs are the datasets, in order
+    LayerParameter* holder = datasets.add_layer();
+    for (size_t i = 0; i < names.size(); ++i) {
+      LoadDataset(file.get(), filename, names[i], min_dim, max_dim, blobs[i]);
+      blobs[i]->ToProto(holder->add_blobs());
+    }
+    std::string result;
+    CREMA_REQUIRE(datasets.SerializeToString(&result),
+                  filename << ": the datasets exceed 2 GiB, more than Crema reads from one "
+                              "HDF5 file; split it into several files");
+    return result;
+  });
+  NetParameter datasets;
+  CREMA_REQUIRE(datasets.ParseFromString(bytes) && datasets.layer_size() == 1 &&
+                    datasets.layer(0).blobs_size() == static_cast<int>(names.size()),
+                filename << ": the reader's result is garbled");
+  for (size_t i = 0; i < names.size(); ++i) blobs[i]->FromProto(datasets.layer(0).blobs(i));
 }
 
 namespace {
@@ -323,9 +396,9 @@ void WriteSolverStateToHDF5(const std::string& filename, const SolverState& stat
   }
 }
 
-void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
-  SilenceHdf5();
-  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+namespace {
+// ReadSolverStateFromHDF5's work, done in this process.
+void ReadSolverState(const std::string& filename, SolverState* state) {
   Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
   state->Clear();
@@ -377,16 +450,32 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
     state->MergeFrom(resume);
   }
 }
+}  // namespace
 
-#define INSTANTIATE_HDF5(Dtype)                                                                \
-  template std::vector<std::string> ReadNetParamsFromHDF5<Dtype>(                              \
-      const std::string&, std::map<std::string, std::vector<Blob<Dtype>*>>*,                   \
-      std::vector<std::string>*);                                                              \
-  template void WriteNetParamsToHDF5<Dtype>(                                                   \
-      const std::string&,                                                                      \
-      const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>&, bool);      \
-  template void HDF5LoadDataset<Dtype>(long, const std::string&, const std::string&, int, int, \
-                                       Blob<Dtype>*)
+// Read in a child process, as the weights are (see ReadNetParamsFromHDF5).
+void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
+  SilenceHdf5();
+  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+  const std::string bytes = RunIsolated(filename, [&]() {
+    SolverState read;
+    ReadSolverState(filename, &read);
+    std::string result;
+    CREMA_REQUIRE(read.SerializeToString(&result),
+                  filename << ": the solver state exceeds 2 GiB, more than Crema reads from HDF5");
+    return result;
+  });
+  CREMA_REQUIRE(state->ParseFromString(bytes), filename << ": the reader's result is garbled");
+}
+
+#define INSTANTIATE_HDF5(Dtype)                                                                   \
+  template std::vector<std::string> ReadNetParamsFromHDF5<Dtype>(                                 \
+      const std::string&, std::map<std::string, std::vector<Blob<Dtype>*>>*,                      \
+      std::vector<std::string>*);                                                                 \
+  template void WriteNetParamsToHDF5<Dtype>(                                                      \
+      const std::string&,                                                                         \
+      const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>&, bool);         \
+  template void HDF5LoadDatasets<Dtype>(const std::string&, const std::vector<std::string>&, int, \
+                                        int, const std::vector<Blob<Dtype>*>&)
 INSTANTIATE_HDF5(float);
 INSTANTIATE_HDF5(double);
 

@@ -18,7 +18,8 @@ namespace crema {
 // file lacks keep their values, a shape or count mismatch is a user error
 // naming the file, the layer and both shapes; so is a file with no layers.
 // Returns the names of the layers filled; `file_layers` gets every layer the
-// file holds.
+// file holds. The file is read in a child process (libhdf5 can crash on a
+// corrupt file): such a crash is an Error naming the file.
 template <typename Dtype>
 std::vector<std::string> ReadNetParamsFromHDF5(
     const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
@@ -31,11 +32,13 @@ void WriteNetParamsToHDF5(
     const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>& layers,
     bool write_diff);
 
-// Reads dataset `name` of an open file into blob (reshaped to the dataset's
-// shape, between min_dim and max_dim axes).
+// Reads the datasets `names` of a file into `blobs` (one each, reshaped to
+// the dataset's shape, between min_dim and max_dim axes); a missing file or
+// dataset, another rank or a non-numeric dataset is an error naming the file
+// and the dataset. Read in a child process, as the weights are.
 template <typename Dtype>
-void HDF5LoadDataset(long file_id, const std::string& filename, const std::string& name,
-                     int min_dim, int max_dim, Blob<Dtype>* blob);
+void HDF5LoadDatasets(const std::string& filename, const std::vector<std::string>& names,
+                      int min_dim, int max_dim, const std::vector<Blob<Dtype>*>& blobs);
 
 // A solver state as HDF5 (snapshot_format: HDF5): scalar datasets "iter" and
 // "current_step", a string dataset "learned_net", a group "history" with one
@@ -44,7 +47,8 @@ void HDF5LoadDataset(long file_id, const std::string& filename, const std::strin
 // "crema_resume" holding them as a serialised SolverState. Written atomically.
 void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state);
 // Reads either layout (with or without "crema_resume"); a missing or
-// malformed file is a user error naming it.
+// malformed file is a user error naming it (read in a child process, as the
+// weights are).
 void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state);
 
 }  // namespace crema

@@ -1,0 +1,26 @@
+// Running a reader of untrusted files in a child process.
+//
+// Some libraries Crema reads user files with (libhdf5) can crash on a corrupt
+// file: a fault inside them cannot be fixed here, and nothing checked before
+// the call can rule it out. RunIsolated runs such a read in a forked child:
+// the child returns its result as bytes, and a crash there becomes an Error
+// naming the file in this process instead of ending it.
+#ifndef CREMA_UTIL_ISOLATED_HPP_
+#define CREMA_UTIL_ISOLATED_HPP_
+
+#include <functional>
+#include <string>
+
+namespace crema {
+
+// Runs `work` in a child process and returns the bytes it returned. An Error
+// thrown by `work` is rethrown here with the same message; a child that dies
+// (a signal, a sanitizer report, an exit without a result) is an Error
+// "<what>: ..." saying how it died. `work` must not rely on other threads
+// (the child has only the calling thread) and must not write to state this
+// process uses afterwards: the child's memory is a copy.
+std::string RunIsolated(const std::string& what, const std::function<std::string()>& work);
+
+}  // namespace crema
+
+#endif  // CREMA_UTIL_ISOLATED_HPP_
