@@ -52,6 +52,27 @@ TEST(DnnlLRNLayerTest, NumericalGradientWithinChannel) {
   ExpectLrnGradient("local_size: 3 alpha: 0.5 beta: 0.75 norm_region: WITHIN_CHANNEL");
 }
 
+// Engine DEFAULT: oneDNN for the across-channels forward of a TEST-phase
+// net only; the reference body for training (oneDNN's backward on plain
+// blobs is many times slower) and within a channel.
+TEST(DnnlLRNLayerTest, DefaultEngineRunsOneDnnForTestPhaseAcrossChannelsOnly) {
+  for (const Phase phase : {TRAIN, TEST}) {
+    for (const std::string region : {"ACROSS_CHANNELS", "WITHIN_CHANNEL"}) {
+      SCOPED_TRACE(region + (phase == TEST ? " TEST" : " TRAIN"));
+      LayerParameter param;
+      ReadProtoFromString(LrnLayerText("local_size: 3 norm_region: " + region), "layer", &param);
+      param.set_phase(phase);
+      Blob<float> bottom(std::vector<int>{2, 5, 3, 3}), top;
+      std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+      DnnlLRNLayer<float> where_faster(param, true), always(param);
+      where_faster.SetUp(bottom_vec, top_vec);
+      always.SetUp(bottom_vec, top_vec);
+      EXPECT_EQ(where_faster.uses_dnnl(), phase == TEST && region == "ACROSS_CHANNELS");
+      EXPECT_TRUE(always.uses_dnnl());
+    }
+  }
+}
+
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare
 
 }  // namespace

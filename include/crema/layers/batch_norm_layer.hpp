@@ -45,6 +45,13 @@ class BatchNormLayer : public Layer<Dtype> {
   void UpdateRunningStatistics(const Dtype* mean, const Dtype* variance, int count);
   // Mean of each channel of a bottom-shaped array, over batch and space.
   void ChannelMeans_cpu(const Dtype* data, Dtype* means);
+  // Mean of each channel's squared distance to its mean.
+  void ChannelVariances_cpu(const Dtype* data, const Dtype* means, Dtype* variances);
+  // Image n's plane of channel c in a bottom-shaped array.
+  template <typename Pointer>
+  Pointer Plane(Pointer data, int n, int c) const {
+    return data + (static_cast<size_t>(n) * channels_ + c) * spatial_dim_;
+  }
   void ChannelMeans_gpu(const Dtype* data, Dtype* means);
 
   bool use_global_stats_ = false;
@@ -60,12 +67,12 @@ class BatchNormLayer : public Layer<Dtype> {
   Blob<Dtype> variance_;
   Blob<Dtype> std_;  // sqrt(variance_ + eps)
   // The normalised output, kept for backward (the top may be changed in
-  // place by the next layer).
+  // place by the next layer); with global statistics the CPU body needs none.
   Blob<Dtype> x_norm_;
   // Backward's per-channel means of the top diff and of top diff * x_norm.
   Blob<Dtype> mean_top_diff_;
   Blob<Dtype> mean_top_diff_x_norm_;
-  // Element-wise scratch (squares, products).
+  // Element-wise scratch of the GPU body (squares, products).
   Blob<Dtype> scratch_;
   // GPU reduction scratch: per (image, channel) sums, and ones to reduce with.
   Blob<Dtype> image_channel_sums_;

@@ -41,6 +41,8 @@ class LRNLayer : public Layer<Dtype> {
   }
   // The across-channels forward, one pass per output plane.
   void ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<Dtype>* top);
+  // The across-channels backward, two passes over planes.
+  void BackwardAcrossChannelsCpu(const Blob<Dtype>& top, Blob<Dtype>* bottom);
   // One output plane of the across-channels window sum of values (of their
   // squares when kSquares), in channel order.
   template <bool kSquares>
@@ -58,8 +60,10 @@ class LRNLayer : public Layer<Dtype> {
   // alpha divided by the number of values each window sums.
   Dtype window_alpha_ = 0;
   int num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
-  // scale, kept for Backward.
+  // scale and scale^-beta, kept for Backward (which then computes no power:
+  // a power is the costliest operation of the layer).
   Blob<Dtype> scale_;
+  Blob<Dtype> power_;
   // Element-wise scratch: x^2 in Forward, dL/dy * y / scale in Backward,
   // and their window sums.
   Blob<Dtype> work_;

@@ -64,7 +64,8 @@ class ScaleLayer : public Layer<Dtype> {
   // the scale's gradient needs them: a copy is kept here. Its diff is GPU
   // scratch for the products top_diff * bottom.
   Blob<Dtype> bottom_copy_;
-  // GPU reduction scratch: per (outer, scale) sums, and ones to reduce with.
+  // Reduction scratch: per (outer, scale) plane sums (the CPU body keeps two
+  // rows: the bias's and the scale's), and the GPU's ones to reduce with.
   Blob<Dtype> partial_sums_;
   Blob<Dtype> ones_;
 };

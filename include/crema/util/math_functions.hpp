@@ -19,13 +19,13 @@ namespace crema {
 
 // C = alpha * op(A) * op(B) + beta * C, with op(A) M x K, op(B) K x N.
 template <typename Dtype>
-void cpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
-              Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
+void cpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K, Dtype alpha,
+              const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
 
 // y = alpha * op(A) * x + beta * y, with A M x N.
 template <typename Dtype>
-void cpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A,
-              const Dtype* x, Dtype beta, Dtype* y);
+void cpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A, const Dtype* x,
+              Dtype beta, Dtype* y);
 
 // Y = alpha * X + Y
 template <typename Dtype>
@@ -96,6 +96,45 @@ void cpu_sgnbit(int N, const Dtype* x, Dtype* y);
 
 template <typename Dtype>
 Dtype cpu_dot(int N, const Dtype* x, const Dtype* y);
+
+// Sums over one plane of n values on the calling thread, for kernels that
+// already split their planes over the pool: the sum of a, and the sums of a
+// and of a * b. Eight interleaved partial sums let the compiler vectorise
+// (a single running sum is a chain of dependent additions).
+template <typename Dtype>
+inline Dtype plane_sum(int n, const Dtype* a) {
+  Dtype lanes[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) lanes[k] += a[i + k];
+  }
+  Dtype sum = 0;
+  for (; i < n; ++i) sum += a[i];
+  for (int k = 0; k < 8; ++k) sum += lanes[k];
+  return sum;
+}
+template <typename Dtype>
+inline void plane_sum_and_dot(int n, const Dtype* a, const Dtype* b, Dtype* sum, Dtype* dot) {
+  Dtype sum_lanes[8] = {}, dot_lanes[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      sum_lanes[k] += a[i + k];
+      dot_lanes[k] += a[i + k] * b[i + k];
+    }
+  }
+  Dtype s = 0, d = 0;
+  for (; i < n; ++i) {
+    s += a[i];
+    d += a[i] * b[i];
+  }
+  for (int k = 0; k < 8; ++k) {
+    s += sum_lanes[k];
+    d += dot_lanes[k];
+  }
+  *sum = s;
+  *dot = d;
+}
 template <typename Dtype>
 Dtype cpu_strided_dot(int N, const Dtype* x, int incx, const Dtype* y, int incy);
 // Sum of absolute values.
@@ -121,11 +160,11 @@ void rng_bernoulli(int N, Dtype p, unsigned int* r);
 #ifndef CPU_ONLY
 
 template <typename Dtype>
-void gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
-              Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
+void gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K, Dtype alpha,
+              const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
 template <typename Dtype>
-void gpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A,
-              const Dtype* x, Dtype beta, Dtype* y);
+void gpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A, const Dtype* x,
+              Dtype beta, Dtype* y);
 template <typename Dtype>
 void gpu_axpy(int N, Dtype alpha, const Dtype* X, Dtype* Y);
 template <typename Dtype>

@@ -6,6 +6,7 @@
 
 #include "crema/engine.hpp"
 #include "crema/layers/dnnl_batch_norm_layer.hpp"
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 
@@ -90,18 +91,42 @@ Dtype BatchNormLayer<Dtype>::RunningAverageScale() const {
   return factor == 0 ? Dtype(0) : Dtype(1) / factor;
 }
 
+// Channels split over the pool; each sums its planes image by image.
 template <typename Dtype>
 void BatchNormLayer<Dtype>::ChannelMeans_cpu(const Dtype* data, Dtype* means) {
-  cpu_set(channels_, Dtype(0), means);
-  for (int n = 0; n < num_; ++n) {
-    for (int c = 0; c < channels_; ++c) {
-      const Dtype* plane = data + (n * channels_ + c) * spatial_dim_;
+  const Dtype scale = Dtype(1) / (num_ * spatial_dim_);
+  ParallelForPlanes(channels_, num_ * spatial_dim_, [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
       Dtype sum = 0;
-      for (int s = 0; s < spatial_dim_; ++s) sum += plane[s];
-      means[c] += sum;
+      for (int n = 0; n < num_; ++n) sum += plane_sum(spatial_dim_, Plane(data, n, c));
+      means[c] = sum * scale;
     }
-  }
-  cpu_scal(channels_, Dtype(1) / (num_ * spatial_dim_), means);
+  });
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ChannelVariances_cpu(const Dtype* data, const Dtype* means,
+                                                 Dtype* variances) {
+  const Dtype scale = Dtype(1) / (num_ * spatial_dim_);
+  ParallelForPlanes(channels_, num_ * spatial_dim_, [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
+      Dtype lanes[8] = {};
+      Dtype sum = 0;
+      for (int n = 0; n < num_; ++n) {
+        const Dtype* x = Plane(data, n, c);
+        int s = 0;
+        for (; s + 8 <= spatial_dim_; s += 8) {
+          for (int k = 0; k < 8; ++k) {
+            const Dtype centred = x[s + k] - means[c];
+            lanes[k] += centred * centred;
+          }
+        }
+        for (; s < spatial_dim_; ++s) sum += (x[s] - means[c]) * (x[s] - means[c]);
+      }
+      for (int k = 0; k < 8; ++k) sum += lanes[k];
+      variances[c] = sum * scale;
+    }
+  });
 }
 
 // Running sums: each decays by the fraction and takes in the batch's
@@ -120,12 +145,12 @@ void BatchNormLayer<Dtype>::UpdateRunningStatistics(const Dtype* mean, const Dty
             this->blobs_[1]->mutable_cpu_data());
 }
 
+// One pass over the data for the normalisation (two more for batch
+// statistics), planes split over the pool: the layer is memory-bound.
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
-  const int count = bottom[0]->count();
   const Dtype* bottom_data = bottom[0]->cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
   Dtype* mean = mean_.mutable_cpu_data();
   Dtype* variance = variance_.mutable_cpu_data();
   if (use_global_stats_) {
@@ -134,29 +159,24 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
     cpu_scale(channels_, scale, this->blobs_[1]->cpu_data(), variance);
   } else {
     ChannelMeans_cpu(bottom_data, mean);
-  }
-  for (int n = 0; n < num_; ++n) {
-    for (int c = 0; c < channels_; ++c) {
-      const int offset = (n * channels_ + c) * spatial_dim_;
-      for (int s = 0; s < spatial_dim_; ++s) {
-        top_data[offset + s] = bottom_data[offset + s] - mean[c];
-      }
-    }
-  }
-  if (!use_global_stats_) {
-    cpu_sqr(count, top_data, scratch_.mutable_cpu_data());
-    ChannelMeans_cpu(scratch_.cpu_data(), variance);
-    UpdateRunningStatistics(mean, variance, count);
+    ChannelVariances_cpu(bottom_data, mean, variance);
+    UpdateRunningStatistics(mean, variance, bottom[0]->count());
   }
   Dtype* std = std_.mutable_cpu_data();
   for (int c = 0; c < channels_; ++c) std[c] = std::sqrt(variance[c] + eps_);
-  for (int n = 0; n < num_; ++n) {
-    for (int c = 0; c < channels_; ++c) {
-      const int offset = (n * channels_ + c) * spatial_dim_;
-      for (int s = 0; s < spatial_dim_; ++s) top_data[offset + s] /= std[c];
+  // With global statistics Backward needs no normalised copy.
+  Dtype* x_norm = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const int c = plane % channels_;
+      const size_t offset = static_cast<size_t>(plane) * spatial_dim_;
+      const Dtype* x = bottom_data + offset;
+      Dtype* y = top_data + offset;
+      for (int s = 0; s < spatial_dim_; ++s) y[s] = (x[s] - mean[c]) / std[c];
+      if (x_norm) std::copy(y, y + spatial_dim_, x_norm + offset);
     }
-  }
-  cpu_copy(count, top_data, x_norm_.mutable_cpu_data());
+  });
 }
 
 // With batch statistics, mean and variance depend on every input too:
@@ -168,30 +188,50 @@ void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                          const std::vector<Blob<Dtype>*>& bottom) {
   if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
-  const Dtype* x_norm = x_norm_.cpu_data();
   const Dtype* std = std_.cpu_data();
-  Dtype* mean_top_diff = mean_top_diff_.mutable_cpu_data();
-  Dtype* mean_top_diff_x_norm = mean_top_diff_x_norm_.mutable_cpu_data();
-  if (use_global_stats_) {
-    cpu_set(channels_, Dtype(0), mean_top_diff);
-    cpu_set(channels_, Dtype(0), mean_top_diff_x_norm);
-  } else {
-    ChannelMeans_cpu(top_diff, mean_top_diff);
-    cpu_mul(top[0]->count(), top_diff, x_norm, scratch_.mutable_cpu_data());
-    ChannelMeans_cpu(scratch_.cpu_data(), mean_top_diff_x_norm);
-  }
   // In place, bottom_diff is top_diff: each element is read before written.
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  for (int n = 0; n < num_; ++n) {
-    for (int c = 0; c < channels_; ++c) {
-      const int offset = (n * channels_ + c) * spatial_dim_;
+  if (use_global_stats_) {
+    ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+      for (int plane = begin; plane < end; ++plane) {
+        const int c = plane % channels_;
+        const size_t offset = static_cast<size_t>(plane) * spatial_dim_;
+        for (int s = 0; s < spatial_dim_; ++s) {
+          bottom_diff[offset + s] = top_diff[offset + s] / std[c];
+        }
+      }
+    });
+    return;
+  }
+  const Dtype* x_norm = x_norm_.cpu_data();
+  Dtype* mean_top_diff = mean_top_diff_.mutable_cpu_data();
+  Dtype* mean_top_diff_x_norm = mean_top_diff_x_norm_.mutable_cpu_data();
+  const Dtype scale = Dtype(1) / (num_ * spatial_dim_);
+  ParallelForPlanes(channels_, num_ * spatial_dim_, [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
+      Dtype sum = 0, dot = 0;
+      for (int n = 0; n < num_; ++n) {
+        Dtype plane_sum_value, plane_dot;
+        plane_sum_and_dot(spatial_dim_, Plane(top_diff, n, c), Plane(x_norm, n, c),
+                          &plane_sum_value, &plane_dot);
+        sum += plane_sum_value;
+        dot += plane_dot;
+      }
+      mean_top_diff[c] = sum * scale;
+      mean_top_diff_x_norm[c] = dot * scale;
+    }
+  });
+  ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const int c = plane % channels_;
+      const size_t offset = static_cast<size_t>(plane) * spatial_dim_;
       for (int s = 0; s < spatial_dim_; ++s) {
-        const int i = offset + s;
+        const size_t i = offset + s;
         bottom_diff[i] =
             (top_diff[i] - mean_top_diff[c] - x_norm[i] * mean_top_diff_x_norm[c]) / std[c];
       }
     }
-  }
+  });
 }
 
 #ifdef CPU_ONLY

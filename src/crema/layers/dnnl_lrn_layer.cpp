@@ -17,7 +17,8 @@ struct DnnlLRNLayer<Dtype>::Primitives {
 };
 
 template <typename Dtype>
-DnnlLRNLayer<Dtype>::DnnlLRNLayer(const LayerParameter& param) : LRNLayer<Dtype>(param) {
+DnnlLRNLayer<Dtype>::DnnlLRNLayer(const LayerParameter& param, bool where_faster)
+    : LRNLayer<Dtype>(param), where_faster_(where_faster) {
   static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
 }
 
@@ -36,6 +37,7 @@ void DnnlLRNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
 template <typename Dtype>
 void DnnlLRNLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom) {
   primitives_.reset();
+  if (where_faster_ && (!this->across_channels() || this->phase_ != TEST)) return;
   std::unique_ptr<Primitives> p(new Primitives());
   p->data = PlainDesc(bottom.shape());
   // oneDNN divides alpha by the window's size as Caffe does; within a channel

@@ -44,6 +44,7 @@ void LRNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   width_ = bottom[0]->width();
   top[0]->ReshapeLike(*bottom[0]);
   scale_.ReshapeLike(*bottom[0]);
+  power_.ReshapeLike(*bottom[0]);
   work_.ReshapeLike(*bottom[0]);
   work_window_sum_.ReshapeLike(*bottom[0]);
 }
@@ -106,9 +107,9 @@ void LRNLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   WindowSumCpu(work_.cpu_data(), scale);
   cpu_scal(count, window_alpha_, scale);
   cpu_add_scalar(count, offset_, scale);
-  Dtype* top_data = top[0]->mutable_cpu_data();
-  cpu_powx(count, scale_.cpu_data(), -beta_, top_data);
-  cpu_mul(count, top_data, bottom_data, top_data);
+  Dtype* power = power_.mutable_cpu_data();
+  cpu_powx(count, scale_.cpu_data(), -beta_, power);
+  cpu_mul(count, power, bottom_data, top[0]->mutable_cpu_data());
 }
 
 // The across-channels forward in one pass per output plane (the separate
@@ -120,6 +121,7 @@ void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<D
   const int plane_size = height_ * width_;
   const Dtype* bottom_data = bottom.cpu_data();
   Dtype* scale_data = scale_.mutable_cpu_data();
+  Dtype* power_data = power_.mutable_cpu_data();
   Dtype* top_data = top->mutable_cpu_data();
   ParallelForPlanes(num_ * channels_, plane_size, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
@@ -127,10 +129,12 @@ void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<D
       Dtype* scale = scale_data + offset;
       ChannelWindowSumCpu<true>(bottom_data, plane, scale);
       const Dtype* x = bottom_data + offset;
+      Dtype* power = power_data + offset;
       Dtype* y = top_data + offset;
       for (int i = 0; i < plane_size; ++i) {
         scale[i] = scale[i] * window_alpha_ + offset_;
-        y[i] = pow_value(scale[i], -beta_) * x[i];
+        power[i] = pow_value(scale[i], -beta_);
+        y[i] = power[i] * x[i];
       }
     }
   });
@@ -139,25 +143,68 @@ void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<D
 // dL/dx_j = g_j * scale_j^-beta
 //         - 2 * alpha' * beta * x_j * sum over the window of j of g_i * y_i / scale_i,
 // since the windows are symmetric (i's window holds j exactly when j's holds i).
+// scale^-beta is the forward pass's (power_).
 template <typename Dtype>
 void LRNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                    const std::vector<bool>& propagate_down,
                                    const std::vector<Blob<Dtype>*>& bottom) {
   if (!propagate_down[0]) return;
+  if (across_channels()) {
+    BackwardAcrossChannelsCpu(*top[0], bottom[0]);
+    return;
+  }
   const int count = bottom[0]->count();
   const Dtype* top_diff = top[0]->cpu_diff();
-  const Dtype* scale = scale_.cpu_data();
   Dtype* ratio = work_.mutable_cpu_data();
   cpu_mul(count, top_diff, top[0]->cpu_data(), ratio);
-  cpu_div(count, ratio, scale, ratio);
+  cpu_div(count, ratio, scale_.cpu_data(), ratio);
   Dtype* ratio_sum = work_window_sum_.mutable_cpu_data();
   WindowSumCpu(ratio, ratio_sum);
   cpu_mul(count, ratio_sum, bottom[0]->cpu_data(), ratio_sum);
 
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  cpu_powx(count, scale, -beta_, bottom_diff);
-  cpu_mul(count, bottom_diff, top_diff, bottom_diff);
+  cpu_mul(count, power_.cpu_data(), top_diff, bottom_diff);
   cpu_axpy(count, Dtype(-2) * window_alpha_ * beta_, ratio_sum, bottom_diff);
+}
+
+// The general path's formula per plane: the ratios of every plane first
+// (each output plane's window reads its neighbours'), then each plane's
+// window sum and gradient while the plane is in cache (the general path
+// streams the whole blob through memory six times).
+template <typename Dtype>
+void LRNLayer<Dtype>::BackwardAcrossChannelsCpu(const Blob<Dtype>& top, Blob<Dtype>* bottom) {
+  const int plane_size = height_ * width_;
+  const int planes = num_ * channels_;
+  const Dtype* top_diff = top.cpu_diff();
+  const Dtype* top_data = top.cpu_data();
+  const Dtype* scale_data = scale_.cpu_data();
+  Dtype* ratio_data = work_.mutable_cpu_data();
+  ParallelForPlanes(planes, plane_size, [&](int begin, int end) {
+    const size_t first = static_cast<size_t>(begin) * plane_size;
+    const size_t last = static_cast<size_t>(end) * plane_size;
+    for (size_t i = first; i < last; ++i) {
+      ratio_data[i] = top_diff[i] * top_data[i] / scale_data[i];
+    }
+  });
+  const Dtype* bottom_data = bottom->cpu_data();
+  const Dtype* power_data = power_.cpu_data();
+  Dtype* ratio_sum_data = work_window_sum_.mutable_cpu_data();
+  Dtype* bottom_diff = bottom->mutable_cpu_diff();
+  const Dtype coefficient = Dtype(-2) * window_alpha_ * beta_;
+  ParallelForPlanes(planes, plane_size, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const size_t offset = static_cast<size_t>(plane) * plane_size;
+      Dtype* ratio_sum = ratio_sum_data + offset;
+      ChannelWindowSumCpu<false>(ratio_data, plane, ratio_sum);
+      const Dtype* x = bottom_data + offset;
+      const Dtype* power = power_data + offset;
+      const Dtype* g = top_diff + offset;
+      Dtype* dx = bottom_diff + offset;
+      for (int i = 0; i < plane_size; ++i) {
+        dx[i] = power[i] * g[i] + coefficient * (ratio_sum[i] * x[i]);
+      }
+    }
+  });
 }
 
 #ifdef CPU_ONLY

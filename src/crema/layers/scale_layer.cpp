@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "crema/filler.hpp"
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 
@@ -90,7 +91,8 @@ void ScaleLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   ComputeDims(bottom);
   if (bottom[0] != top[0]) top[0]->ReshapeLike(*bottom[0]);
   bottom_copy_.ReshapeLike(*bottom[0]);
-  partial_sums_.Reshape({outer_dim_ * scale_dim_});
+  // Per (outer, scale) plane sums: the scale's and the bias's partials.
+  partial_sums_.Reshape({2, outer_dim_ * scale_dim_});
   ones_.Reshape({std::max(outer_dim_, inner_dim_)});
   if (bias_layer_) {
     bias_bottom_vec_[0] = top[0];
@@ -98,25 +100,33 @@ void ScaleLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   }
 }
 
+// One pass, planes split over the pool: the copy kept for an in-place
+// backward, the scale and the bias (the bias layer's own body adds the same
+// value after the product; here it is added in the same pass).
 template <typename Dtype>
 void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                     const std::vector<Blob<Dtype>*>& top) {
-  const int count = bottom[0]->count();
-  if (bottom[0] == top[0]) {
-    cpu_copy(count, bottom[0]->cpu_data(), bottom_copy_.mutable_cpu_data());
-  }
   const Dtype* scale = ScaleBlob(bottom)->cpu_data();
+  const Dtype* bias = bias_layer_ ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
   const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
   Dtype* top_data = top[0]->mutable_cpu_data();
-  for (int n = 0; n < outer_dim_; ++n) {
-    for (int d = 0; d < scale_dim_; ++d) {
-      const int offset = (n * scale_dim_ + d) * inner_dim_;
-      for (int i = 0; i < inner_dim_; ++i) {
-        top_data[offset + i] = bottom_data[offset + i] * scale[d];
+  ParallelForPlanes(outer_dim_ * scale_dim_, inner_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const int d = plane % scale_dim_;
+      const size_t offset = static_cast<size_t>(plane) * inner_dim_;
+      const Dtype* x = bottom_data + offset;
+      Dtype* y = top_data + offset;
+      if (copy) std::copy(x, x + inner_dim_, copy + offset);
+      const Dtype s = scale[d];
+      if (bias) {
+        const Dtype b = bias[d];
+        for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s + b;
+      } else {
+        for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s;
       }
     }
-  }
-  if (bias_layer_) bias_layer_->Forward(bias_bottom_vec_, top);
+  });
 }
 
 template <typename Dtype>
@@ -125,42 +135,53 @@ bool ScaleLayer<Dtype>::ScaleGradientWanted(const std::vector<bool>& propagate_d
   return num_bottoms > 1 ? propagate_down[1] : this->param_propagate_down(0);
 }
 
+// One pass over the planes (split over the pool) for the three gradients:
+// each plane's sums of dy (the bias's) and of dy * x (the scale's), and
+// dx = dy * scale; the plane sums are then added up image by image.
 template <typename Dtype>
 void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<Blob<Dtype>*>& bottom) {
-  if (bias_layer_ && this->param_propagate_down(bias_param_id_)) {
-    bias_layer_->Backward(top, {false}, bias_bottom_vec_);
-  }
   const int num_bottoms = static_cast<int>(bottom.size());
+  const bool bias_wanted = bias_layer_ && this->param_propagate_down(bias_param_id_);
+  const bool scale_wanted = ScaleGradientWanted(propagate_down, num_bottoms);
+  if (!bias_wanted && !scale_wanted && !propagate_down[0]) return;
   Blob<Dtype>* scale = ScaleBlob(bottom);
+  const Dtype* scale_data = scale->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
-  // The scale's gradient comes first: in place, the bottom diff written
-  // below is the top diff it reads.
-  if (ScaleGradientWanted(propagate_down, num_bottoms)) {
-    const Dtype* bottom_data =
-        bottom[0] == top[0] ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
-    // A learned scale accumulates its gradient (the solver zeroes it); a
-    // scale from bottom[1] is overwritten.
+  const Dtype* bottom_data = bottom[0] == top[0] ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
+  const int planes = outer_dim_ * scale_dim_;
+  Dtype* dy_sums = partial_sums_.mutable_cpu_data();
+  Dtype* dy_x_sums = dy_sums + planes;
+  // In place, bottom_diff is top_diff: each element is read before written.
+  Dtype* bottom_diff = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;
+  ParallelForPlanes(planes, inner_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const size_t offset = static_cast<size_t>(plane) * inner_dim_;
+      const Dtype* dy = top_diff + offset;
+      if (bias_wanted || scale_wanted) {
+        plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane]);
+      }
+      if (bottom_diff) {
+        const Dtype s = scale_data[plane % scale_dim_];
+        Dtype* dx = bottom_diff + offset;
+        for (int i = 0; i < inner_dim_; ++i) dx[i] = dy[i] * s;
+      }
+    }
+  });
+  // A learned blob accumulates its gradient (the solver zeroes it); a scale
+  // from bottom[1] is overwritten.
+  if (scale_wanted) {
     Dtype* scale_diff = scale->mutable_cpu_diff();
     if (num_bottoms > 1) cpu_set(scale_dim_, Dtype(0), scale_diff);
     for (int n = 0; n < outer_dim_; ++n) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        const int offset = (n * scale_dim_ + d) * inner_dim_;
-        scale_diff[d] += cpu_dot(inner_dim_, top_diff + offset, bottom_data + offset);
-      }
+      for (int d = 0; d < scale_dim_; ++d) scale_diff[d] += dy_x_sums[n * scale_dim_ + d];
     }
   }
-  if (propagate_down[0]) {
-    const Dtype* scale_data = scale->cpu_data();
-    Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  if (bias_wanted) {
+    Dtype* bias_diff = this->blobs_[bias_param_id_]->mutable_cpu_diff();
     for (int n = 0; n < outer_dim_; ++n) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        const int offset = (n * scale_dim_ + d) * inner_dim_;
-        for (int i = 0; i < inner_dim_; ++i) {
-          bottom_diff[offset + i] = top_diff[offset + i] * scale_data[d];
-        }
-      }
+      for (int d = 0; d < scale_dim_; ++d) bias_diff[d] += dy_sums[n * scale_dim_ + d];
     }
   }
 }

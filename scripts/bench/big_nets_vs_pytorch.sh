@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One training step of big nets, Crema against PyTorch doing the same work.
+#
+# What it measures: the milliseconds of one forward + backward pass computing
+# every parameter gradient and every bottom gradient (force_backward: what a
+# training step costs, without the solver's update), 2 threads, of
+#   alexnet   BVLC's AlexNet deploy net (../shared/compat), batch 10;
+#   resnet50  ResNet-50 as published (models/resnet50/make_resnet50.py),
+#             batch 8, batch normalisation on stored statistics;
+# Crema: `crema time --threads=2 --iterations=ITERATIONS` on the deploy net
+# with `force_backward: true` prepended (the run's average);
+# PyTorch: scripts/bench/big_nets_pytorch.py (Debian's python3-torch 1.13 and
+# python3-torchvision), the same layers, torch.set_num_threads(2),
+# OMP_NUM_THREADS=2, OPENBLAS_NUM_THREADS=1 (the median of ITERATIONS steps).
+# Crema and PyTorch alternate, ROUNDS rounds; it prints each one's median and
+# the spread (min-max) over rounds, the ratio PyTorch / Crema, and Crema's
+# milliseconds per layer type (forward + backward) in the last round.
+#
+# How to run (from anywhere; it works in the repository root):
+#   scripts/bench/big_nets_vs_pytorch.sh [BUILD_DIR]      (default build/release)
+# Environment knobs: ROUNDS (default 3), ITERATIONS (default 5), NETS
+# (default "alexnet resnet50"). It builds only crema_tool (configuring
+# BUILD_DIR as Release if it has no CMakeCache.txt) and installs
+# python3-torch and python3-torchvision with apt-get (sudo when not root) if
+# /usr/bin/python3 cannot import them. Run it on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build/release}
+rounds=${ROUNDS:-3}
+iterations=${ITERATIONS:-5}
+nets=${NETS:-alexnet resnet50}
+source scripts/bench/pytorch_setup.sh  # python, ensure_pytorch, median
+
+[[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" --target crema_tool >/dev/null
+crema=$PWD/$build/bin/crema
+ensure_pytorch big_nets_vs_pytorch
+if ! "$python" -c 'import torchvision' 2>/dev/null; then
+  sudo=()
+  [[ $EUID -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torchvision \
+    >/dev/null
+fi
+
+work=$(mktemp -d /tmp/crema_bench_big_nets_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+for net in $nets; do
+  case $net in
+    alexnet) batch=10
+      cp ../shared/compat/bvlc/models/bvlc_alexnet/deploy.prototxt "$work/deploy.prototxt" ;;
+    resnet50) batch=8
+      "$python" models/resnet50/make_resnet50.py --batch "$batch" "$work/deploy.prototxt" ;;
+    *) echo "big_nets_vs_pytorch.sh: unknown net $net" >&2; exit 2 ;;
+  esac
+  { echo "force_backward: true"; cat "$work/deploy.prototxt"; } >"$work/net.prototxt"
+  # "name type" per layer, for the per-type sums.
+  awk '/^layer/ { inside = 1 } inside && /^  name:/ { gsub(/"/, "", $2); name = $2 }
+       inside && /^  type:/ { gsub(/"/, "", $2); print name, $2; inside = 0 }' \
+    "$work/net.prototxt" >"$work/types"
+  crema_runs=() torch_runs=()
+  for round in $(seq 1 "$rounds"); do
+    "$crema" time --model="$work/net.prototxt" --iterations="$iterations" --threads=2 \
+      >"$work/crema.log" 2>&1 || { tail -n 20 "$work/crema.log" >&2; exit 1; }
+    crema_runs+=("$(sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$work/crema.log")")
+    torch_runs+=("$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 "$python" \
+      scripts/bench/big_nets_pytorch.py "$net" "$batch" 2 "$iterations" | awk '{print $3}')")
+  done
+  crema_ms=$(printf '%s\n' "${crema_runs[@]}" | median)
+  torch_ms=$(printf '%s\n' "${torch_runs[@]}" | median)
+  spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
+  echo "$net (batch $batch): one training step, ms, median of $rounds alternating rounds"
+  printf '  crema    %8.1f   (%s)\n' "$crema_ms" "$(spread "${crema_runs[@]}")"
+  printf '  pytorch  %8.1f   (%s)\n' "$torch_ms" "$(spread "${torch_runs[@]}")"
+  awk -v c="$crema_ms" -v t="$torch_ms" 'BEGIN { printf "  pytorch / crema: %.2f\n", t / c }'
+  echo "  crema per layer type, last round (ms): forward backward"
+  grep -E '\]\s+\S+\s+(forward|backward): ' "$work/crema.log" | sed 's/.*\]  *//' |
+    awk -v types="$work/types" '
+      BEGIN { while ((getline line < types) > 0) { split(line, f, " "); type[f[1]] = f[2] } }
+      { t = type[$1]; if (t == "") t = ($1 ~ /_split$/) ? "Split" : "other"
+        if ($2 == "forward:") fwd[t] += $3; else bwd[t] += $3; seen[t] = 1 }
+      END { for (t in seen) printf "    %-14s %8.2f %8.2f\n", t, fwd[t], bwd[t] }' | sort -k3 -g -r
+done
