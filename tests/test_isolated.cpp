@@ -14,7 +14,7 @@ namespace {
 
 std::string ErrorOf(const std::function<std::string()>& work) {
   try {
-    RunIsolated("model.h5", work);
+    RunIsolated("model.h5", 10, work);
   } catch (const Error& e) {
     return e.what();
   }
@@ -25,8 +25,8 @@ TEST(IsolatedTest, ReturnsTheChildsBytes) {
   // Zero bytes and a result larger than a pipe's buffer come back whole.
   std::string big(1 << 20, 'x');
   big[17] = '\0';
-  EXPECT_EQ(RunIsolated("model.h5", [&]() { return big; }), big);
-  EXPECT_EQ(RunIsolated("model.h5", []() { return std::string(); }), "");
+  EXPECT_EQ(RunIsolated("model.h5", 10, [&]() { return big; }), big);
+  EXPECT_EQ(RunIsolated("model.h5", 10, []() { return std::string(); }), "");
 }
 
 TEST(IsolatedTest, AnErrorInTheChildIsTheSameErrorHere) {
@@ -43,7 +43,7 @@ TEST(IsolatedTest, ACrashInTheChildIsAnErrorNamingTheFile) {
   EXPECT_NE(message.find("model.h5: the reader crashed on this file (signal 9"), std::string::npos)
       << message;
   // This process and its memory are untouched: it can run another reader.
-  EXPECT_EQ(RunIsolated("model.h5", []() { return std::string("again"); }), "again");
+  EXPECT_EQ(RunIsolated("model.h5", 10, []() { return std::string("again"); }), "again");
 }
 
 TEST(IsolatedTest, AChildThatExitsWithoutAResultIsAnError) {
@@ -53,9 +53,26 @@ TEST(IsolatedTest, AChildThatExitsWithoutAResultIsAnError) {
       << message;
 }
 
+// A reader that loops (as libhdf5 does on some corrupt files) is stopped at
+// its CPU-time bound.
+TEST(IsolatedTest, AChildPastItsCpuTimeIsStopped) {
+  std::string message;
+  try {
+    RunIsolated("model.h5", 1, []() -> std::string {
+      volatile unsigned spin = 0;
+      for (;;) spin = spin + 1;
+    });
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("model.h5: the reader was stopped after 1 s of CPU time on this file"),
+            std::string::npos)
+      << message;
+}
+
 TEST(IsolatedTest, TheChildsWritesStayInTheChild) {
   int value = 1;
-  RunIsolated("model.h5", [&]() {
+  RunIsolated("model.h5", 10, [&]() {
     value = 2;
     return std::string();
   });

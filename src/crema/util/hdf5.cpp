@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <type_traits>
 
 #include "crema/common.hpp"
@@ -115,6 +116,15 @@ std::vector<std::string> MemberNames(hid_t group) {
 }  // namespace
 
 namespace {
+// The CPU time a reader child may take on a file: libhdf5 loops on some
+// corrupt files. Reading takes well under a second per 100 MiB; the bound is
+// 10 s plus 1 s per 16 MiB, far above that and below a fuzzer's timeout.
+int ReaderCpuSeconds(const std::string& filename) {
+  std::ifstream file(filename, std::ios::binary | std::ios::ate);
+  const std::streamoff size = file ? static_cast<std::streamoff>(file.tellg()) : 0;
+  return 10 + static_cast<int>(std::min<std::streamoff>(size >> 24, 1 << 20));
+}
+
 // ReadNetParamsFromHDF5's work, done in this process.
 template <typename Dtype>
 std::vector<std::string> ReadLayers(const std::string& filename,
@@ -159,7 +169,7 @@ std::vector<std::string> ReadNetParamsFromHDF5(
     std::vector<std::string>* file_layers) {
   SilenceHdf5();
   CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, [&]() {
+  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
     std::vector<std::string> names;
     const std::vector<std::string> copied = ReadLayers(filename, targets, &names);
     NetParameter layers;
@@ -269,7 +279,7 @@ void HDF5LoadDatasets(const std::string& filename, const std::vector<std::string
                       int min_dim, int max_dim, const std::vector<Blob<Dtype>*>& blobs) {
   SilenceHdf5();
   CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, [&]() {
+  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
     Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
     NetParameter datasets;  // one layer whose blobs are the datasets, in order
@@ -456,7 +466,7 @@ void ReadSolverState(const std::string& filename, SolverState* state) {
 void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
   SilenceHdf5();
   CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, [&]() {
+  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
     SolverState read;
     ReadSolverState(filename, &read);
     std::string result;

@@ -1,5 +1,8 @@
 #include "crema/util/isolated.hpp"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,9 +41,13 @@ std::string ReadAll(int fd) {
   }
 }
 
-// In the child: run the work, send its outcome, and leave without running
-// this process's exit handlers or destructors (they belong to the parent).
-[[noreturn]] void RunChild(int fd, const std::function<std::string()>& work) {
+// In the child: bound its CPU time and its life by the parent's, run the
+// work, send its outcome, and leave without running this process's exit
+// handlers or destructors (they belong to the parent).
+[[noreturn]] void RunChild(int fd, int cpu_seconds, const std::function<std::string()>& work) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const rlimit limit{static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds) + 1};
+  setrlimit(RLIMIT_CPU, &limit);
   std::string message;
   try {
     message = kResult + work();
@@ -52,7 +59,13 @@ std::string ReadAll(int fd) {
   _exit(0);
 }
 
-std::string HowItDied(int status) {
+std::string HowItDied(int status, int cpu_seconds) {
+  // The soft limit's SIGXCPU ends the child (its default action).
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+    return "the reader was stopped after " + std::to_string(cpu_seconds) +
+           " s of CPU time on this file (signal " + std::to_string(WTERMSIG(status)) +
+           "); the file is corrupt or not what it claims to be";
+  }
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
     return "the reader crashed on this file (signal " + std::to_string(signal) + ", " +
@@ -67,7 +80,8 @@ std::string HowItDied(int status) {
 
 }  // namespace
 
-std::string RunIsolated(const std::string& what, const std::function<std::string()>& work) {
+std::string RunIsolated(const std::string& what, int cpu_seconds,
+                        const std::function<std::string()>& work) {
   int fds[2];
   CREMA_REQUIRE(pipe(fds) == 0, what << ": cannot start a reader process: " << strerror(errno));
   const pid_t child = fork();
@@ -79,7 +93,7 @@ std::string RunIsolated(const std::string& what, const std::function<std::string
   }
   if (child == 0) {
     close(fds[0]);
-    RunChild(fds[1], work);
+    RunChild(fds[1], cpu_seconds, work);
   }
   close(fds[1]);
   // Read until the child closes its end, then reap it: reading first keeps a
@@ -90,9 +104,9 @@ std::string RunIsolated(const std::string& what, const std::function<std::string
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   const bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  CREMA_REQUIRE(clean_exit && !message.empty(), what << ": " << HowItDied(status));
+  CREMA_REQUIRE(clean_exit && !message.empty(), what << ": " << HowItDied(status, cpu_seconds));
   if (message[0] == kError) throw Error(message.substr(1));
-  CREMA_REQUIRE(message[0] == kResult, what << ": " << HowItDied(status));
+  CREMA_REQUIRE(message[0] == kResult, what << ": " << HowItDied(status, cpu_seconds));
   return message.substr(1);
 }
 

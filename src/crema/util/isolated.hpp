@@ -15,11 +15,14 @@ namespace crema {
 
 // Runs `work` in a child process and returns the bytes it returned. An Error
 // thrown by `work` is rethrown here with the same message; a child that dies
-// (a signal, a sanitizer report, an exit without a result) is an Error
-// "<what>: ..." saying how it died. `work` must not rely on other threads
-// (the child has only the calling thread) and must not write to state this
-// process uses afterwards: the child's memory is a copy.
-std::string RunIsolated(const std::string& what, const std::function<std::string()>& work);
+// (a signal, a sanitizer report, an exit without a result) or spends more
+// than cpu_seconds of CPU time (a corrupt file can make a reader loop) is an
+// Error "<what>: ..." saying how it ended. The child dies with this process.
+// `work` must not rely on other threads (the child has only the calling
+// thread) and must not write to state this process uses afterwards: the
+// child's memory is a copy.
+std::string RunIsolated(const std::string& what, int cpu_seconds,
+                        const std::function<std::string()>& work);
 
 }  // namespace crema
 
