@@ -19,7 +19,9 @@
 # How to run (from anywhere; it works in the repository root):
 #   scripts/bench/big_nets_vs_pytorch.sh [BUILD_DIR]      (default build/release)
 # Environment knobs: ROUNDS (default 3), ITERATIONS (default 5), NETS
-# (default "alexnet resnet50"). It builds only crema_tool (configuring
+# (default "alexnet resnet50"), BASELINE (a second build folder, e.g. of an
+# earlier commit, whose `crema` joins the alternation as "baseline", with its
+# own per-type times: a before/after in one run). It builds only crema_tool (configuring
 # BUILD_DIR as Release if it has no CMakeCache.txt) and installs
 # python3-torch and python3-torchvision with apt-get (sudo when not root) if
 # /usr/bin/python3 cannot import them. Run it on an otherwise idle machine.
@@ -29,6 +31,7 @@ build=${1:-build/release}
 rounds=${ROUNDS:-3}
 iterations=${ITERATIONS:-5}
 nets=${NETS:-alexnet resnet50}
+baseline=${BASELINE:+$(cd "$BASELINE" && pwd)/bin/crema}
 source scripts/bench/pytorch_setup.sh  # python, ensure_pytorch, median
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -58,11 +61,16 @@ for net in $nets; do
   awk '/^layer/ { inside = 1 } inside && /^  name:/ { gsub(/"/, "", $2); name = $2 }
        inside && /^  type:/ { gsub(/"/, "", $2); print name, $2; inside = 0 }' \
     "$work/net.prototxt" >"$work/types"
-  crema_runs=() torch_runs=()
+  crema_runs=() torch_runs=() baseline_runs=()
+  # time_crema BINARY LOG: one `crema time` run; prints its average ms.
+  time_crema() {
+    "$1" time --model="$work/net.prototxt" --iterations="$iterations" --threads=2 >"$2" 2>&1 ||
+      { tail -n 20 "$2" >&2; exit 1; }
+    sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$2"
+  }
   for round in $(seq 1 "$rounds"); do
-    "$crema" time --model="$work/net.prototxt" --iterations="$iterations" --threads=2 \
-      >"$work/crema.log" 2>&1 || { tail -n 20 "$work/crema.log" >&2; exit 1; }
-    crema_runs+=("$(sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$work/crema.log")")
+    crema_runs+=("$(time_crema "$crema" "$work/crema.log")")
+    [[ -z $baseline ]] || baseline_runs+=("$(time_crema "$baseline" "$work/baseline.log")")
     torch_runs+=("$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 "$python" \
       scripts/bench/big_nets_pytorch.py "$net" "$batch" 2 "$iterations" | awk '{print $3}')")
   done
@@ -71,13 +79,21 @@ for net in $nets; do
   spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
   echo "$net (batch $batch): one training step, ms, median of $rounds alternating rounds"
   printf '  crema    %8.1f   (%s)\n' "$crema_ms" "$(spread "${crema_runs[@]}")"
+  if [[ -n $baseline ]]; then
+    baseline_ms=$(printf '%s\n' "${baseline_runs[@]}" | median)
+    printf '  baseline %8.1f   (%s)\n' "$baseline_ms" "$(spread "${baseline_runs[@]}")"
+    awk -v c="$crema_ms" -v b="$baseline_ms" 'BEGIN { printf "  baseline / crema: %.2f\n", b / c }'
+  fi
   printf '  pytorch  %8.1f   (%s)\n' "$torch_ms" "$(spread "${torch_runs[@]}")"
   awk -v c="$crema_ms" -v t="$torch_ms" 'BEGIN { printf "  pytorch / crema: %.2f\n", t / c }'
-  echo "  crema per layer type, last round (ms): forward backward"
-  grep -E '\]\s+\S+\s+(forward|backward): ' "$work/crema.log" | sed 's/.*\]  *//' |
+  for who in crema baseline; do
+    [[ $who == crema || -n $baseline ]] || continue
+    echo "  $who per layer type, last round (ms): forward backward"
+    grep -E '\]\s+\S+\s+(forward|backward): ' "$work/$who.log" | sed 's/.*\]  *//' |
     awk -v types="$work/types" '
       BEGIN { while ((getline line < types) > 0) { split(line, f, " "); type[f[1]] = f[2] } }
       { t = type[$1]; if (t == "") t = ($1 ~ /_split$/) ? "Split" : "other"
         if ($2 == "forward:") fwd[t] += $3; else bwd[t] += $3; seen[t] = 1 }
       END { for (t in seen) printf "    %-14s %8.2f %8.2f\n", t, fwd[t], bwd[t] }' | sort -k3 -g -r
+  done
 done
