@@ -12,6 +12,7 @@
 
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
+#include "crema/util/dnnl.hpp"
 #include "crema/util/io.hpp"
 #include "dnnl_reference_check.hpp"
 #include "gradient_checker.hpp"
@@ -260,6 +261,54 @@ TEST(DnnlConvolutionLayerTest, NumericalGradient) {
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());
+}
+
+// compute_precision BF16: bfloat16 operands (8 significant bits) with float
+// results (plain, pointwise, strided and grouped kernels), against the float
+// reference body within bf16's precision.
+TEST(DnnlConvolutionLayerTest, Bf16MatchesReferenceWithinBf16Precision) {
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
+  for (const std::string conv : {"num_output: 4 kernel_size: 3", "num_output: 32 kernel_size: 1",
+                                 "num_output: 24 kernel_size: 3 stride: 2 pad: 1 group: 2"}) {
+    DnnlCheck check(
+        "name: 'conv' type: 'Convolution' compute_precision: BF16 "
+        "convolution_param { " +
+            conv +
+            " weight_filler { type: 'gaussian' std: 0.3 }"
+            " bias_filler { type: 'gaussian' std: 0.3 } }",
+        {{2, 16, 7, 6}});
+    check.tolerance = 3e-2f;
+    ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
+  }
+}
+
+// The switch: the same layer in BF16 runs bf16 kernels (its top differs from
+// the float layer's, by bf16's rounding only) and in FLOAT the float ones.
+TEST(DnnlConvolutionLayerTest, Bf16SwitchChangesTheKernelsOnly) {
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
+  Blob<float> bottom(std::vector<int>{2, 16, 7, 6}), float_top, bf16_top;
+  GaussianFill(&bottom, 1.0f);
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' convolution_param { num_output: 32 kernel_size: 3 "
+      "weight_filler { type: 'gaussian' std: 0.1 } }",
+      "layer", &param);
+  std::vector<Blob<float>*> bottom_vec{&bottom}, float_vec{&float_top}, bf16_vec{&bf16_top};
+  DnnlConvolutionLayer<float> float_layer(param, true);
+  param.set_compute_precision(BF16);
+  DnnlConvolutionLayer<float> bf16_layer(param, true);
+  float_layer.SetUp(bottom_vec, float_vec);
+  bf16_layer.SetUp(bottom_vec, bf16_vec);
+  bf16_layer.blobs()[0]->CopyFrom(*float_layer.blobs()[0]);
+  bf16_layer.blobs()[1]->CopyFrom(*float_layer.blobs()[1]);
+  EXPECT_FALSE(float_layer.uses_bf16());
+  EXPECT_TRUE(bf16_layer.uses_bf16());
+  float_layer.Forward(bottom_vec, float_vec);
+  bf16_layer.Forward(bottom_vec, bf16_vec);
+  const float difference =
+      MaxDifference(float_top.cpu_data(), bf16_top.cpu_data(), float_top.count());
+  EXPECT_GT(difference, 0.0f);
+  EXPECT_LT(difference, 5e-2f);
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

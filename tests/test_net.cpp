@@ -244,6 +244,21 @@ TEST(NetInputErrorsTest, WeightsSharingNoLayerAreRefusedAndPartialCopiesSaid) {
   EXPECT_NE(h5_empty.find("shares no layer name"), std::string::npos) << h5_empty;
 }
 
+// The net's compute_precision reaches every layer that gives none.
+TEST(NetInputErrorsTest, ComputePrecisionReachesLayersWithoutTheirOwn) {
+  auto net = MakeNet<float>(
+      "name: 'p' compute_precision: BF16 "
+      "layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 2 dim: 3 } } }"
+      "layer { name: 'fc' type: 'InnerProduct' bottom: 'data' top: 'fc' "
+      "inner_product_param { num_output: 2 } }"
+      "layer { name: 'fc2' type: 'InnerProduct' bottom: 'fc' top: 'fc2' compute_precision: FLOAT "
+      "inner_product_param { num_output: 2 } }",
+      TEST);
+  EXPECT_EQ(net->layer_by_name("in")->layer_param().compute_precision(), BF16);
+  EXPECT_EQ(net->layer_by_name("fc")->layer_param().compute_precision(), BF16);
+  EXPECT_EQ(net->layer_by_name("fc2")->layer_param().compute_precision(), FLOAT);
+}
+
 // HDF5 weights files on which libhdf5 itself faults (found by fuzzing: a
 // read through a null pointer inside the library, which crashes in every
 // build; the overflows the sanitizer tree also replays pass silently in a

@@ -21,7 +21,9 @@
 # Environment knobs: ROUNDS (default 3), ITERATIONS (default 5), NETS
 # (default "alexnet resnet50"), BASELINE (a second build folder, e.g. of an
 # earlier commit, whose `crema` joins the alternation as "baseline", with its
-# own per-type times: a before/after in one run). It builds only crema_tool (configuring
+# own per-type times: a before/after in one run), BF16=1 (Crema with
+# `compute_precision: BF16` joins the alternation as "bf16": convolutions in
+# bf16 on CPUs with avx512_bf16). It builds only crema_tool (configuring
 # BUILD_DIR as Release if it has no CMakeCache.txt) and installs
 # python3-torch and python3-torchvision with apt-get (sudo when not root) if
 # /usr/bin/python3 cannot import them. Run it on an otherwise idle machine.
@@ -57,20 +59,24 @@ for net in $nets; do
     *) echo "big_nets_vs_pytorch.sh: unknown net $net" >&2; exit 2 ;;
   esac
   { echo "force_backward: true"; cat "$work/deploy.prototxt"; } >"$work/net.prototxt"
+  { echo "compute_precision: BF16"; cat "$work/net.prototxt"; } >"$work/bf16.prototxt"
   # "name type" per layer, for the per-type sums.
   awk '/^layer/ { inside = 1 } inside && /^  name:/ { gsub(/"/, "", $2); name = $2 }
        inside && /^  type:/ { gsub(/"/, "", $2); print name, $2; inside = 0 }' \
     "$work/net.prototxt" >"$work/types"
-  crema_runs=() torch_runs=() baseline_runs=()
-  # time_crema BINARY LOG: one `crema time` run; prints its average ms.
+  crema_runs=() torch_runs=() baseline_runs=() bf16_runs=()
+  # time_crema BINARY MODEL LOG: one `crema time` run; prints its average ms.
   time_crema() {
-    "$1" time --model="$work/net.prototxt" --iterations="$iterations" --threads=2 >"$2" 2>&1 ||
-      { tail -n 20 "$2" >&2; exit 1; }
-    sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$2"
+    "$1" time --model="$2" --iterations="$iterations" --threads=2 >"$3" 2>&1 ||
+      { tail -n 20 "$3" >&2; exit 1; }
+    sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$3"
   }
   for round in $(seq 1 "$rounds"); do
-    crema_runs+=("$(time_crema "$crema" "$work/crema.log")")
-    [[ -z $baseline ]] || baseline_runs+=("$(time_crema "$baseline" "$work/baseline.log")")
+    crema_runs+=("$(time_crema "$crema" "$work/net.prototxt" "$work/crema.log")")
+    [[ -z $baseline ]] ||
+      baseline_runs+=("$(time_crema "$baseline" "$work/net.prototxt" "$work/baseline.log")")
+    [[ ${BF16:-0} != 1 ]] ||
+      bf16_runs+=("$(time_crema "$crema" "$work/bf16.prototxt" "$work/bf16.log")")
     torch_runs+=("$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 "$python" \
       scripts/bench/big_nets_pytorch.py "$net" "$batch" 2 "$iterations" | awk '{print $3}')")
   done
@@ -84,10 +90,15 @@ for net in $nets; do
     printf '  baseline %8.1f   (%s)\n' "$baseline_ms" "$(spread "${baseline_runs[@]}")"
     awk -v c="$crema_ms" -v b="$baseline_ms" 'BEGIN { printf "  baseline / crema: %.2f\n", b / c }'
   fi
+  if ((${#bf16_runs[@]} > 0)); then
+    bf16_ms=$(printf '%s\n' "${bf16_runs[@]}" | median)
+    printf '  bf16     %8.1f   (%s)\n' "$bf16_ms" "$(spread "${bf16_runs[@]}")"
+    awk -v c="$crema_ms" -v b="$bf16_ms" 'BEGIN { printf "  crema / bf16: %.2f\n", c / b }'
+  fi
   printf '  pytorch  %8.1f   (%s)\n' "$torch_ms" "$(spread "${torch_runs[@]}")"
   awk -v c="$crema_ms" -v t="$torch_ms" 'BEGIN { printf "  pytorch / crema: %.2f\n", t / c }'
-  for who in crema baseline; do
-    [[ $who == crema || -n $baseline ]] || continue
+  for who in crema baseline bf16; do
+    [[ -f $work/$who.log ]] || continue
     echo "  $who per layer type, last round (ms): forward backward"
     grep -E '\]\s+\S+\s+(forward|backward): ' "$work/$who.log" | sed 's/.*\]  *//' |
     awk -v types="$work/types" '

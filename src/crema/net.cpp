@@ -72,9 +72,12 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
                     << " phase (each is left out by its include/exclude rules)");
   NetParameter param;
   InsertSplits(filtered, &param);
-  // Each layer runs in the net's phase unless it says otherwise.
+  // Each layer runs in the net's phase and precision unless it says otherwise.
   for (LayerParameter& layer_param : *param.mutable_layer()) {
     if (!layer_param.has_phase()) layer_param.set_phase(phase_);
+    if (!layer_param.has_compute_precision()) {
+      layer_param.set_compute_precision(upgraded.compute_precision());
+    }
   }
   return param;
 }

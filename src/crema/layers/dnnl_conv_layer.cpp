@@ -40,6 +40,19 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
 }
 
 template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::UsesBf16() {
+  if (this->layer_param_.compute_precision() != BF16) return false;
+  if (DnnlHasBf16()) return true;
+  if (!warned_no_bf16_) {
+    LOG(WARNING) << "layer '" << this->layer_param_.name()
+                 << "': compute_precision BF16 needs a CPU with avx512_bf16, which this one "
+                    "lacks; the layer computes in float";
+    warned_no_bf16_ = true;
+  }
+  return false;
+}
+
+template <typename Dtype>
 typename DnnlConvolutionLayer<Dtype>::DefaultBody DnnlConvolutionLayer<Dtype>::ChooseDefaultBody(
     int input_channels, int output_channels, bool pointwise) {
   if (pointwise) return DefaultBody::kReference;
@@ -81,30 +94,39 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
   reference_for_bottom_gradient_ = false;
-  if (where_faster_) {
+  const bool bf16 = bf16_ = UsesBf16();
+  // bf16 exists on oneDNN only: no reference body for any pass.
+  if (where_faster_ && !bf16) {
     const DefaultBody body = ChooseDefaultBody(in / group, out / group, this->is_1x1_);
     if (body == DefaultBody::kReference) return;
     reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;
   }
-  const auto chosen = [](const dnnl::memory::desc& plain) {
-    return dnnl::memory::desc(plain.dims(), plain.data_type(), dnnl::memory::format_tag::any);
+  // Layouts left to oneDNN; in bf16 the operands (bottom, weights, top
+  // gradient) convert to bfloat16 as they are reordered, while the results
+  // (top, bottom gradient, weight gradient) and the bias stay float.
+  using Type = dnnl::memory::data_type;
+  const auto chosen = [](const dnnl::memory::desc& plain, Type type) {
+    return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
   };
+  const Type operand = bf16 ? Type::bf16 : Type::f32;
   try {
     DnnlUseThreadBudget();
     const auto algorithm = dnnl::algorithm::convolution_direct;
-    const dnnl::memory::desc src = chosen(p->src), weights = chosen(p->weights),
-                             dst = chosen(p->dst);
+    const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
+                             dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
+                             diff_src = chosen(p->src, Type::f32),
+                             diff_weights = chosen(p->weights, Type::f32);
     dnnl::convolution_forward::primitive_desc forward_pd(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, weights,
                                         p->bias, dst, strides, dilates, pad_left, pad_right),
         DnnlEngine());
     dnnl::convolution_backward_data::primitive_desc data_pd(
-        dnnl::convolution_backward_data::desc(algorithm, src, weights, dst, strides, dilates,
-                                              pad_left, pad_right),
+        dnnl::convolution_backward_data::desc(algorithm, diff_src, weights, diff_dst, strides,
+                                              dilates, pad_left, pad_right),
         DnnlEngine(), forward_pd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        dnnl::convolution_backward_weights::desc(algorithm, src, weights, p->bias, dst, strides,
-                                                 dilates, pad_left, pad_right),
+        dnnl::convolution_backward_weights::desc(algorithm, src, diff_weights, p->bias, diff_dst,
+                                                 strides, dilates, pad_left, pad_right),
         DnnlEngine(), forward_pd);
     p->forward = dnnl::convolution_forward(forward_pd);
     p->backward_data = dnnl::convolution_backward_data(data_pd);

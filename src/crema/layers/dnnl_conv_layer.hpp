@@ -41,6 +41,10 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   static DefaultBody ChooseDefaultBody(int input_channels, int output_channels, bool pointwise);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
+  // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
+  // avx512_bf16: bfloat16 operands, float results and gradients; every
+  // shape oneDNN can express then runs on oneDNN, whatever DEFAULT picks).
+  bool uses_bf16() const { return uses_dnnl() && bf16_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -52,10 +56,14 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   struct Primitives;
   // Makes the primitives for this bottom shape, or none if unsupported.
   void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
+  // compute_precision is BF16 and the CPU can run it (else a warning, once).
+  bool UsesBf16();
 
   const bool where_faster_;
   // Engine DEFAULT on a first-layer shape: see ChooseDefaultBody.
   bool reference_for_bottom_gradient_ = false;
+  bool bf16_ = false;
+  bool warned_no_bf16_ = false;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.

@@ -17,6 +17,12 @@ dnnl::engine& DnnlEngine() {
 
 void DnnlUseThreadBudget() { omp_set_num_threads(ThreadBudget()); }
 
+bool DnnlHasBf16() {
+  // oneDNN's ISA values are nested bit masks: a CPU with more has all bits.
+  const unsigned bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16) == bf16;
+}
+
 dnnl::stream& DnnlStream() {
   thread_local std::unique_ptr<dnnl::stream> stream;
   if (!stream) stream.reset(new dnnl::stream(DnnlEngine()));

@@ -23,6 +23,9 @@ dnnl::engine& DnnlEngine();
 // split that depended on what ran before on the thread would make two
 // identical runs differ in the last bits.
 void DnnlUseThreadBudget();
+// Whether this CPU runs oneDNN's bf16 kernels natively (avx512_bf16 or
+// newer); elsewhere bf16 is emulated or refused, slower than float.
+bool DnnlHasBf16();
 // The calling thread's stream (thread count set as above).
 dnnl::stream& DnnlStream();
 // Runs one primitive on the calling thread's stream and waits for it.
