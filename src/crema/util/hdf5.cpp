@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <type_traits>
 
 #include "crema/common.hpp"
@@ -125,6 +126,28 @@ int ReaderCpuSeconds(const std::string& filename) {
   return 10 + static_cast<int>(std::min<std::streamoff>(size >> 24, 1 << 20));
 }
 
+// libhdf5 can crash or loop on a corrupt file (faults inside it that no
+// check made before the call rules out), so every HDF5 file is read in a
+// child process (RunIsolated): `read` fills a message there, which comes
+// back serialised into *result. `contents` names what is read, for the one
+// error of the child's own: a message over protobuf's 2 GiB.
+template <typename Message>
+void ReadInChild(const std::string& filename, const char* contents,
+                 const std::function<void(Message*)>& read, Message* result) {
+  SilenceHdf5();
+  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
+  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
+    Message message;
+    read(&message);
+    std::string serialised;
+    CREMA_REQUIRE(
+        message.SerializeToString(&serialised),
+        filename << ": " << contents << " exceed 2 GiB, more than Crema reads from one HDF5 file");
+    return serialised;
+  });
+  CREMA_REQUIRE(result->ParseFromString(bytes), filename << ": the reader's result is garbled");
+}
+
 // ReadNetParamsFromHDF5's work, done in this process.
 template <typename Dtype>
 std::vector<std::string> ReadLayers(const std::string& filename,
@@ -159,33 +182,27 @@ std::vector<std::string> ReadLayers(const std::string& filename,
 }
 }  // namespace
 
-// libhdf5 can crash on a corrupt file (faults inside it that no check made
-// before the call rules out), so the file is read in a child process
-// (RunIsolated): the child fills its copy of the blobs and sends back every
-// layer name of the file, with the blobs of the layers it copied.
+// Read in a child process (ReadInChild): the child fills its copy of the
+// blobs and sends back every layer name of the file, with the blobs of the
+// layers it copied.
 template <typename Dtype>
 std::vector<std::string> ReadNetParamsFromHDF5(
     const std::string& filename, std::map<std::string, std::vector<Blob<Dtype>*>>* targets,
     std::vector<std::string>* file_layers) {
-  SilenceHdf5();
-  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
-    std::vector<std::string> names;
-    const std::vector<std::string> copied = ReadLayers(filename, targets, &names);
-    NetParameter layers;
-    for (const std::string& name : names) {
-      LayerParameter* layer = layers.add_layer();
-      layer->set_name(name);
-      if (std::find(copied.begin(), copied.end(), name) == copied.end()) continue;
-      for (const Blob<Dtype>* blob : targets->at(name)) blob->ToProto(layer->add_blobs());
-    }
-    std::string result;
-    CREMA_REQUIRE(layers.SerializeToString(&result),
-                  filename << ": the weights exceed 2 GiB, more than Crema reads from HDF5");
-    return result;
-  });
   NetParameter layers;
-  CREMA_REQUIRE(layers.ParseFromString(bytes), filename << ": the reader's result is garbled");
+  ReadInChild<NetParameter>(
+      filename, "the weights",
+      [&](NetParameter* read) {
+        std::vector<std::string> names;
+        const std::vector<std::string> copied = ReadLayers(filename, targets, &names);
+        for (const std::string& name : names) {
+          LayerParameter* layer = read->add_layer();
+          layer->set_name(name);
+          if (std::find(copied.begin(), copied.end(), name) == copied.end()) continue;
+          for (const Blob<Dtype>* blob : targets->at(name)) blob->ToProto(layer->add_blobs());
+        }
+      },
+      &layers);
   file_layers->clear();
   std::vector<std::string> copied;
   for (const LayerParameter& layer : layers.layer()) {
@@ -272,30 +289,25 @@ void LoadDataset(hid_t file, const std::string& filename, const std::string& nam
 }
 }  // namespace
 
-// Read in a child process, as the weights are (see ReadNetParamsFromHDF5):
-// the child sends the datasets back as BlobProtos.
+// Read in a child process (ReadInChild): the child sends the datasets back
+// as the BlobProtos of one layer, in order.
 template <typename Dtype>
 void HDF5LoadDatasets(const std::string& filename, const std::vector<std::string>& names,
                       int min_dim, int max_dim, const std::vector<Blob<Dtype>*>& blobs) {
-  SilenceHdf5();
-  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
-    Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
-    NetParameter datasets;  // one layer whose blobs are the datasets, in order
-    LayerParameter* holder = datasets.add_layer();
-    for (size_t i = 0; i < names.size(); ++i) {
-      LoadDataset(file.get(), filename, names[i], min_dim, max_dim, blobs[i]);
-      blobs[i]->ToProto(holder->add_blobs());
-    }
-    std::string result;
-    CREMA_REQUIRE(datasets.SerializeToString(&result),
-                  filename << ": the datasets exceed 2 GiB, more than Crema reads from one "
-                              "HDF5 file; split it into several files");
-    return result;
-  });
   NetParameter datasets;
-  CREMA_REQUIRE(datasets.ParseFromString(bytes) && datasets.layer_size() == 1 &&
+  ReadInChild<NetParameter>(
+      filename, "the datasets",
+      [&](NetParameter* read) {
+        Handle file(H5Fopen(filename.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+        CREMA_REQUIRE(file.ok(), filename << ": not a readable HDF5 file");
+        LayerParameter* holder = read->add_layer();
+        for (size_t i = 0; i < names.size(); ++i) {
+          LoadDataset(file.get(), filename, names[i], min_dim, max_dim, blobs[i]);
+          blobs[i]->ToProto(holder->add_blobs());
+        }
+      },
+      &datasets);
+  CREMA_REQUIRE(datasets.layer_size() == 1 &&
                     datasets.layer(0).blobs_size() == static_cast<int>(names.size()),
                 filename << ": the reader's result is garbled");
   for (size_t i = 0; i < names.size(); ++i) blobs[i]->FromProto(datasets.layer(0).blobs(i));
@@ -462,19 +474,11 @@ void ReadSolverState(const std::string& filename, SolverState* state) {
 }
 }  // namespace
 
-// Read in a child process, as the weights are (see ReadNetParamsFromHDF5).
+// Read in a child process (ReadInChild).
 void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state) {
-  SilenceHdf5();
-  CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
-  const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
-    SolverState read;
-    ReadSolverState(filename, &read);
-    std::string result;
-    CREMA_REQUIRE(read.SerializeToString(&result),
-                  filename << ": the solver state exceeds 2 GiB, more than Crema reads from HDF5");
-    return result;
-  });
-  CREMA_REQUIRE(state->ParseFromString(bytes), filename << ": the reader's result is garbled");
+  ReadInChild<SolverState>(
+      filename, "the solver state", [&](SolverState* read) { ReadSolverState(filename, read); },
+      state);
 }
 
 #define INSTANTIATE_HDF5(Dtype)                                                                   \
