@@ -121,8 +121,10 @@ TYPED_TEST(MathFunctionsTest, GemmSplitOverThePoolMatchesTheDirectProduct) {
   struct Shape {
     int M, N, K;
   };
-  // Both above the size from which a product is split (2^23 multiply-adds).
-  const Shape shapes[] = {{300, 90, 330}, {60, 410, 350}};
+  // All above the size from which a product is split (2^23 multiply-adds);
+  // the third, a few rows by a big B, is computed as C^T = B * A^T when B is
+  // transposed (an inner product over a small batch).
+  const Shape shapes[] = {{300, 90, 330}, {60, 410, 350}, {10, 1030, 1050}};
   const CBLAS_TRANSPOSE transposes[] = {CblasNoTrans, CblasTrans};
   for (const Shape& s : shapes) {
     std::vector<TypeParam> a(s.M * s.K), b(s.K * s.N), c0(s.M * s.N);
