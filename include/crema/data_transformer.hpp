@@ -58,6 +58,12 @@ class DataTransformer {
 #endif
 
   const TransformationParameter& param() const { return param_; }
+  // Whether Transform draws from the thread's random stream (a mirror or a
+  // training crop): a caller that seeds the stream per batch for
+  // reproducibility need not when it does not.
+  bool draws_random_numbers() const {
+    return param_.mirror() || (param_.crop_size() > 0 && phase_ == TRAIN);
+  }
 
  private:
   // Where the crop starts and whether to mirror, drawn once per item.
