@@ -25,6 +25,13 @@
 
 namespace crema {
 
+// The largest absolute difference between two arrays of `count` values.
+inline float MaxDifference(const float* a, const float* b, int count) {
+  float worst = 0;
+  for (int i = 0; i < count; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
 struct DnnlCheck {
   DnnlCheck(std::string layer_text, std::vector<std::vector<int>> shapes)
       : layer(std::move(layer_text)), bottom_shapes(std::move(shapes)) {}

@@ -23,12 +23,6 @@ namespace {
 
 #ifdef CREMA_DNNL
 
-float MaxDifference(const float* a, const float* b, int count) {
-  float worst = 0;
-  for (int i = 0; i < count; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
-  return worst;
-}
-
 // Runs the reference and the oneDNN layer on the same bottoms and weights and
 // compares everything they produce.
 void ExpectSameAsReference(const std::string& conv_param, std::vector<int> bottom_shape,
@@ -280,6 +274,64 @@ TEST(DnnlConvolutionLayerTest, Bf16MatchesReferenceWithinBf16Precision) {
     check.tolerance = 3e-2f;
     ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
   }
+}
+
+// Engine DEFAULT in bf16: first layers keep its float choice (LeNet's conv1:
+// the reference body; a 3-channel layer: bf16 forward, and a backward pass
+// with the bottom gradient on the float reference body, matching it);
+// other layers, LeNet's conv2 among them, run bf16.
+TEST(DnnlConvolutionLayerTest, Bf16DefaultKeepsFloatOnFirstLayers) {
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
+  struct Case {
+    int in, out;
+    bool bf16;
+  };
+  for (const Case& c : {Case{1, 20, false}, Case{3, 64, true}, Case{20, 50, true}}) {
+    SCOPED_TRACE(testing::Message() << c.in << " -> " << c.out << " channels");
+    LayerParameter param;
+    ReadProtoFromString(
+        "name: 'conv' type: 'Convolution' compute_precision: BF16 "
+        "convolution_param { num_output: " +
+            std::to_string(c.out) + " kernel_size: 5 }",
+        "layer", &param);
+    Blob<float> bottom(std::vector<int>{2, c.in, 12, 12}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> layer(param, true);
+    layer.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(layer.uses_bf16(), c.bf16);
+  }
+  // The 3-channel layer: its backward pass with the bottom gradient is the
+  // float reference body's, to the bit.
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' compute_precision: BF16 convolution_param { "
+      "num_output: 64 kernel_size: 3 weight_filler { type: 'gaussian' std: 0.3 } }",
+      "layer", &param);
+  Blob<float> bottom(std::vector<int>{2, 3, 9, 9}), ref_top, bf16_top;
+  GaussianFill(&bottom, 1.0f);
+  Blob<float> ref_bottom;
+  ref_bottom.CopyFrom(bottom, false, true);
+  std::vector<Blob<float>*> bf16_bottom_vec{&bottom}, ref_bottom_vec{&ref_bottom},
+      ref_vec{&ref_top}, bf16_vec{&bf16_top};
+  ConvolutionLayer<float> reference(param);
+  DnnlConvolutionLayer<float> layer(param, true);
+  reference.SetUp(ref_bottom_vec, ref_vec);
+  layer.SetUp(bf16_bottom_vec, bf16_vec);
+  for (int b = 0; b < 2; ++b) layer.blobs()[b]->CopyFrom(*reference.blobs()[b]);
+  reference.Forward(ref_bottom_vec, ref_vec);
+  layer.Forward(bf16_bottom_vec, bf16_vec);
+  EXPECT_LT(MaxDifference(ref_top.cpu_data(), bf16_top.cpu_data(), ref_top.count()), 0.1f);
+  GaussianFill(&ref_top, 1.0f);
+  bf16_top.CopyFrom(ref_top);
+  for (Blob<float>* top : {&ref_top, &bf16_top}) {
+    std::copy_n(top->cpu_data(), top->count(), top->mutable_cpu_diff());
+  }
+  reference.Backward(ref_vec, {true}, ref_bottom_vec);
+  layer.Backward(bf16_vec, {true}, bf16_bottom_vec);
+  EXPECT_EQ(MaxDifference(ref_bottom.cpu_diff(), bottom.cpu_diff(), bottom.count()), 0.0f);
+  EXPECT_EQ(MaxDifference(reference.blobs()[0]->cpu_diff(), layer.blobs()[0]->cpu_diff(),
+                          reference.blobs()[0]->count()),
+            0.0f);
 }
 
 // The switch: the same layer in BF16 runs bf16 kernels (its top differs from

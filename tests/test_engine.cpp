@@ -52,7 +52,7 @@ TEST(EngineTest, EachTypePicksItsBody) {
       "type: 'Deconvolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }",
       false);
   ExpectEngineChoice<DnnlInnerProductLayer>(
-      "type: 'InnerProduct' inner_product_param { num_output: 1 engine: ENGINE }", false);
+      "type: 'InnerProduct' inner_product_param { num_output: 1 engine: ENGINE }", true);
   ExpectEngineChoice<DnnlPoolingLayer>(
       "type: 'Pooling' pooling_param { kernel_size: 2 engine: ENGINE }", true);
   ExpectEngineChoice<DnnlReLULayer>("type: 'ReLU' relu_param { engine: ENGINE }", true);

@@ -8,9 +8,10 @@
 // Pooling and ReLU the oneDNN layer deciding per shape (DnnlConvolutionLayer:
 // where oneDNN's blocked layouts pay, but not for pointwise kernels;
 // DnnlPoolingLayer: all but 2x2 max windows at stride 2; DnnlReLULayer: large
-// blobs) and the reference body elsewhere; the reference body for
-// InnerProduct (oneDNN's weight gradient is slower on AlexNet's),
-// Deconvolution, BatchNorm and Eltwise (not measured on a net yet).
+// blobs) and the reference body elsewhere; for InnerProduct the oneDNN layer
+// running the reference body in float (oneDNN's weight gradient is slower on
+// AlexNet's) and oneDNN in bf16; the reference body for Deconvolution,
+// BatchNorm and Eltwise (not measured on a net yet).
 // CAFFE (and CUDNN) always run the reference body.
 #ifndef CREMA_ENGINE_HPP_
 #define CREMA_ENGINE_HPP_

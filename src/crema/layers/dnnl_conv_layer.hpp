@@ -38,12 +38,15 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // the weight gradient: a pass that needs the bottom gradient, slow there in
   // oneDNN, runs the reference body.
   enum class DefaultBody { kOneDnn, kReference, kOneDnnWithoutBottomGradient };
+  // Fewer input channels than one of oneDNN's blocks: a first layer.
+  static constexpr int kFewChannels = 16;
   static DefaultBody ChooseDefaultBody(int input_channels, int output_channels, bool pointwise);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
   // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
   // avx512_bf16: bfloat16 operands, float results and gradients; every
-  // shape oneDNN can express then runs on oneDNN, whatever DEFAULT picks).
+  // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's
+  // float choices on first layers, where bf16 loses).
   bool uses_bf16() const { return uses_dnnl() && bf16_; }
 
  protected:
@@ -56,8 +59,6 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   struct Primitives;
   // Makes the primitives for this bottom shape, or none if unsupported.
   void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
-  // compute_precision is BF16 and the CPU can run it (else a warning, once).
-  bool UsesBf16();
 
   const bool where_faster_;
   // Engine DEFAULT on a first-layer shape: see ChooseDefaultBody.

@@ -10,15 +10,20 @@ namespace crema {
 
 template <typename Dtype>
 struct DnnlInnerProductLayer<Dtype>::Primitives {
-  dnnl::memory::desc src, weights, bias, dst;
+  dnnl::memory::desc src, weights, bias, dst;  // the blobs' (plain) layouts
   dnnl::inner_product_forward forward;
   dnnl::inner_product_backward_data backward_data;
   dnnl::inner_product_backward_weights backward_weights;
+  // Each primitive's arguments in the layouts (and, in bf16, the types) it
+  // takes them in.
+  DnnlArgument forward_src, forward_weights, forward_dst;
+  DnnlArgument data_diff_src, data_weights, data_diff_dst;
+  DnnlArgument weights_src, weights_diff_weights, weights_diff_dst;
 };
 
 template <typename Dtype>
-DnnlInnerProductLayer<Dtype>::DnnlInnerProductLayer(const LayerParameter& param)
-    : InnerProductLayer<Dtype>(param) {
+DnnlInnerProductLayer<Dtype>::DnnlInnerProductLayer(const LayerParameter& param, bool where_faster)
+    : InnerProductLayer<Dtype>(param), where_faster_(where_faster) {
   static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
 }
 
@@ -45,21 +50,48 @@ void DnnlInnerProductLayer<Dtype>::MakePrimitives() {
   p->weights = this->transpose_ ? StridedDesc({outputs, inputs}, {1, outputs})
                                 : PlainDesc({outputs, inputs});
   if (this->bias_term_) p->bias = PlainDesc({outputs});
+  const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
+  if (where_faster_ && (!bf16 || rows < kBf16MinRows)) return;
+  // In float the primitives take the blobs as they lie. In bf16 the operands
+  // (bottom, weights, top gradient) convert to bfloat16 in layouts oneDNN
+  // chooses, as they are reordered; the results (top, bottom gradient, weight
+  // gradient) and the bias stay float.
+  using Type = dnnl::memory::data_type;
+  const auto operand = [bf16](const dnnl::memory::desc& plain) {
+    return bf16 ? dnnl::memory::desc(plain.dims(), Type::bf16, dnnl::memory::format_tag::any)
+                : plain;
+  };
+  const auto result = [bf16](const dnnl::memory::desc& plain) {
+    return bf16 ? dnnl::memory::desc(plain.dims(), Type::f32, dnnl::memory::format_tag::any)
+                : plain;
+  };
   try {
     DnnlUseThreadBudget();
+    const dnnl::memory::desc src = operand(p->src), weights = operand(p->weights),
+                             diff_dst = operand(p->dst), dst = result(p->dst),
+                             diff_src = result(p->src), diff_weights = result(p->weights);
     dnnl::inner_product_forward::primitive_desc forward_pd(
-        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, p->src, p->weights,
-                                          p->bias, p->dst),
+        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src, weights, p->bias,
+                                          dst),
         DnnlEngine());
+    dnnl::inner_product_backward_data::primitive_desc data_pd(
+        dnnl::inner_product_backward_data::desc(diff_src, weights, diff_dst), DnnlEngine(),
+        forward_pd);
+    dnnl::inner_product_backward_weights::primitive_desc weights_pd(
+        dnnl::inner_product_backward_weights::desc(src, diff_weights, p->bias, diff_dst),
+        DnnlEngine(), forward_pd);
     p->forward = dnnl::inner_product_forward(forward_pd);
-    p->backward_data =
-        dnnl::inner_product_backward_data(dnnl::inner_product_backward_data::primitive_desc(
-            dnnl::inner_product_backward_data::desc(p->src, p->weights, p->dst), DnnlEngine(),
-            forward_pd));
-    p->backward_weights =
-        dnnl::inner_product_backward_weights(dnnl::inner_product_backward_weights::primitive_desc(
-            dnnl::inner_product_backward_weights::desc(p->src, p->weights, p->bias, p->dst),
-            DnnlEngine(), forward_pd));
+    p->backward_data = dnnl::inner_product_backward_data(data_pd);
+    p->backward_weights = dnnl::inner_product_backward_weights(weights_pd);
+    p->forward_src = DnnlArgument(p->src, forward_pd.src_desc());
+    p->forward_weights = DnnlArgument(p->weights, forward_pd.weights_desc());
+    p->forward_dst = DnnlArgument(p->dst, forward_pd.dst_desc());
+    p->data_diff_src = DnnlArgument(p->src, data_pd.diff_src_desc());
+    p->data_weights = DnnlArgument(p->weights, data_pd.weights_desc());
+    p->data_diff_dst = DnnlArgument(p->dst, data_pd.diff_dst_desc());
+    p->weights_src = DnnlArgument(p->src, weights_pd.src_desc());
+    p->weights_diff_weights = DnnlArgument(p->weights, weights_pd.diff_weights_desc());
+    p->weights_diff_dst = DnnlArgument(p->dst, weights_pd.diff_dst_desc());
   } catch (const dnnl::error& e) {
     LOG(WARNING) << "layer '" << this->layer_param_.name()
                  << "': oneDNN has no inner product for this shape (" << e.what()
@@ -76,12 +108,14 @@ void DnnlInnerProductLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& 
                                                const std::vector<Blob<Dtype>*>& top) {
   if (!primitives_) return InnerProductLayer<Dtype>::Forward_cpu(bottom, top);
   const Primitives& p = *primitives_;
+  Dtype* top_data = top[0]->mutable_cpu_data();
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, Wrap(p.src, bottom[0]->cpu_data())},
-      {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
-      {DNNL_ARG_DST, Wrap(p.dst, top[0]->mutable_cpu_data())}};
+      {DNNL_ARG_SRC, p.forward_src.In(bottom[0]->cpu_data())},
+      {DNNL_ARG_WEIGHTS, p.forward_weights.In(this->blobs_[0]->cpu_data())},
+      {DNNL_ARG_DST, p.forward_dst.Out(top_data)}};
   if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
   DnnlRun(p.forward, args);
+  p.forward_dst.Finish(top_data);
 }
 
 template <typename Dtype>
@@ -90,25 +124,39 @@ void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>&
                                                 const std::vector<Blob<Dtype>*>& bottom) {
   if (!primitives_) return InnerProductLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
   const Primitives& p = *primitives_;
-  const dnnl::memory top_diff = Wrap(p.dst, top[0]->cpu_diff());
+  const Dtype* top_diff = top[0]->cpu_diff();
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
+  // As in the convolution: the forward pass's converted bottom serves the
+  // weight gradient, and one converted top gradient both primitives, where
+  // their layouts agree.
+  const bool reuse_src = p.weights_src.SameLayout(p.forward_src);
+  const bool share_diff_dst = p.data_diff_dst.SameLayout(p.weights_diff_dst);
+  dnnl::memory diff_dst;
   if (weight_grad || bias_grad) {
+    const Dtype* bottom_data = bottom[0]->cpu_data();
+    Dtype* weight_diff = weight_diff_buffer_.mutable_cpu_data();
+    diff_dst = p.weights_diff_dst.In(top_diff);
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, Wrap(p.src, bottom[0]->cpu_data())},
-        {DNNL_ARG_DIFF_DST, top_diff},
-        {DNNL_ARG_DIFF_WEIGHTS, Wrap(p.weights, weight_diff_buffer_.mutable_cpu_data())}};
+        {DNNL_ARG_SRC,
+         reuse_src ? p.forward_src.Again(bottom_data) : p.weights_src.In(bottom_data)},
+        {DNNL_ARG_DIFF_DST, diff_dst},
+        {DNNL_ARG_DIFF_WEIGHTS, p.weights_diff_weights.Out(weight_diff)}};
     if (this->bias_term_) {
       args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
     }
     DnnlRun(p.backward_weights, args);
+    p.weights_diff_weights.Finish(weight_diff);
     if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
     if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
   }
   if (propagate_down[0]) {
-    DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, Wrap(p.src, bottom[0]->mutable_cpu_diff())},
-                              {DNNL_ARG_WEIGHTS, Wrap(p.weights, this->blobs_[0]->cpu_data())},
-                              {DNNL_ARG_DIFF_DST, top_diff}});
+    if (!diff_dst || !share_diff_dst) diff_dst = p.data_diff_dst.In(top_diff);
+    Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+    DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, p.data_diff_src.Out(bottom_diff)},
+                              {DNNL_ARG_WEIGHTS, p.data_weights.In(this->blobs_[0]->cpu_data())},
+                              {DNNL_ARG_DIFF_DST, diff_dst}});
+    p.data_diff_src.Finish(bottom_diff);
   }
 }
 

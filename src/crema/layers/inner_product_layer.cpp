@@ -133,6 +133,6 @@ STUB_GPU(InnerProductLayer);
 
 INSTANTIATE_CLASS(InnerProductLayer);
 REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, InnerProductParameter,
-                           EngineBody::kReference);
+                           EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -23,6 +23,18 @@ bool DnnlHasBf16() {
   return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16) == bf16;
 }
 
+bool DnnlUsesBf16(const LayerParameter& param, bool* warned) {
+  if (param.compute_precision() != BF16) return false;
+  if (DnnlHasBf16()) return true;
+  if (!*warned) {
+    LOG(WARNING) << "layer '" << param.name()
+                 << "': compute_precision BF16 needs a CPU with avx512_bf16, which this one "
+                    "lacks; the layer computes in float";
+    *warned = true;
+  }
+  return false;
+}
+
 dnnl::stream& DnnlStream() {
   thread_local std::unique_ptr<dnnl::stream> stream;
   if (!stream) stream.reset(new dnnl::stream(DnnlEngine()));

@@ -26,6 +26,10 @@ void DnnlUseThreadBudget();
 // Whether this CPU runs oneDNN's bf16 kernels natively (avx512_bf16 or
 // newer); elsewhere bf16 is emulated or refused, slower than float.
 bool DnnlHasBf16();
+// Whether a layer gets the bf16 kernels it asks for (compute_precision BF16):
+// on a CPU with them, yes; elsewhere no, with a warning naming the layer the
+// first time (*warned, the layer's own flag).
+bool DnnlUsesBf16(const LayerParameter& param, bool* warned);
 // The calling thread's stream (thread count set as above).
 dnnl::stream& DnnlStream();
 // Runs one primitive on the calling thread's stream and waits for it.
