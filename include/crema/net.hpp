@@ -192,6 +192,11 @@ class Net {
   static void MergeMultiplier(float value, const std::string& param_name, const char* field,
                               std::vector<bool>* has_values, std::vector<float>* values,
                               int learnable_id);
+  // Folds each BatchNorm on stored statistics into the Scale that follows it
+  // in place (ScaleLayer::FoldBatchNorm), where its engine is DEFAULT; the
+  // pairs' BatchNorm indices go to folded_batch_norms_.
+  void FoldBatchNorms();
+  bool FoldsInto(int batch_norm_id, int scale_id) const;
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();
@@ -204,6 +209,9 @@ class Net {
   std::vector<std::string> layer_names_;
   std::map<std::string, int> layer_names_index_;
   std::vector<bool> layer_need_backward_;
+  // Folded BatchNorms: a forward pass that stops at one applies its pending
+  // normalisation; a backward pass that stops at its Scale leaves it out.
+  std::vector<int> folded_batch_norms_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <sstream>
+#include <typeinfo>
 
+#include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/scale_layer.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
 #include "crema/util/io.hpp"
@@ -52,6 +55,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
+  FoldBatchNorms();
   LOG_IF(INFO, log_) << "Network initialization done.";
 }
 
@@ -539,6 +543,38 @@ void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const 
                     << " asked for; the net has layers 0.." << count - 1);
 }
 
+// A BatchNorm (the reference layer, engine DEFAULT, on stored statistics) in
+// place on the blob that the next layer, a per-channel Scale, also works on
+// in place: the Scale can apply both (ScaleLayer::FoldBatchNorm).
+template <typename Dtype>
+bool Net<Dtype>::FoldsInto(int batch_norm_id, int scale_id) const {
+  const Layer<Dtype>& layer = *layers_[batch_norm_id];
+  if (typeid(layer) != typeid(BatchNormLayer<Dtype>)) return false;
+  const auto& batch_norm = static_cast<const BatchNormLayer<Dtype>&>(layer);
+  const auto* scale = dynamic_cast<const ScaleLayer<Dtype>*>(layers_[scale_id].get());
+  if (!scale || !batch_norm.CanFold() ||
+      batch_norm.layer_param().batch_norm_param().engine() != BatchNormParameter::DEFAULT) {
+    return false;
+  }
+  Blob<Dtype>* blob = top_vecs_[batch_norm_id][0];
+  return bottom_vecs_[batch_norm_id][0] == blob && bottom_vecs_[scale_id].size() == 1 &&
+         bottom_vecs_[scale_id][0] == blob && top_vecs_[scale_id][0] == blob &&
+         scale->ScalesChannelsOf(*blob);
+}
+
+template <typename Dtype>
+void Net<Dtype>::FoldBatchNorms() {
+  for (int i = 0; i + 1 < static_cast<int>(layers_.size()); ++i) {
+    if (!FoldsInto(i, i + 1)) continue;
+    static_cast<ScaleLayer<Dtype>*>(layers_[i + 1].get())
+        ->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i].get()));
+    folded_batch_norms_.push_back(i);
+  }
+  LOG_IF(INFO, log_ && !folded_batch_norms_.empty())
+      << "Folded " << folded_batch_norms_.size()
+      << " BatchNorm layers into the Scale layers that follow them";
+}
+
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   RequireLayerRange("forward", start, end);
@@ -557,6 +593,12 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
       }
     }
   }
+  // A pass that stops at a folded BatchNorm leaves its output as it would be.
+  if (std::find(folded_batch_norms_.begin(), folded_batch_norms_.end(), end) !=
+      folded_batch_norms_.end()) {
+    static_cast<BatchNormLayer<Dtype>*>(layers_[end].get())
+        ->ApplyPendingNormalization(top_vecs_[end][0]);
+  }
   return loss;
 }
 
@@ -571,6 +613,12 @@ const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
 template <typename Dtype>
 void Net<Dtype>::BackwardFromTo(int start, int end) {
   RequireLayerRange("backward", end, start);
+  // A folded Scale writes its BatchNorm's bottom gradient when the pass
+  // goes on to the BatchNorm, its own when it stops at the Scale.
+  for (int batch_norm_id : folded_batch_norms_) {
+    static_cast<ScaleLayer<Dtype>*>(layers_[batch_norm_id + 1].get())
+        ->set_fold_backward(batch_norm_id >= end);
+  }
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;
     try {

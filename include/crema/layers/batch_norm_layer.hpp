@@ -26,6 +26,25 @@ class BatchNormLayer : public Layer<Dtype> {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
+  // Folding into the Scale layer that follows in place (the net decides:
+  // Net::FoldBatchNorms; ScaleLayer::FoldBatchNorm). Only a layer on stored
+  // statistics folds: its normalisation is then a per-channel affine map.
+  bool CanFold() const { return use_global_stats_; }
+  void set_folded(bool folded) { folded_ = folded; }
+  // A folded layer's CPU forward pass computes the statistics only and
+  // leaves its normalisation pending. True (once) when it is pending: the
+  // caller, the Scale, applies it together with its own, from mean() and
+  // std().
+  bool TakePendingNormalization();
+  const Dtype* mean() const { return mean_.cpu_data(); }
+  const Dtype* std() const { return std_.cpu_data(); }
+  // Applies a pending normalisation to the (in-place) top: a forward pass
+  // that stopped at this layer.
+  void ApplyPendingNormalization(Blob<Dtype>* top);
+  // The Scale wrote this layer's bottom gradient: its next CPU backward
+  // pass has nothing left to do.
+  void MarkGradientFolded() { gradient_folded_ = true; }
+
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
@@ -54,7 +73,14 @@ class BatchNormLayer : public Layer<Dtype> {
   }
   void ChannelMeans_gpu(const Dtype* data, Dtype* means);
 
+  // The normalisation from mean_ and std_, planes split over the pool; with
+  // x_norm, a copy of the output too.
+  void Normalize_cpu(const Dtype* bottom_data, Dtype* top_data, Dtype* x_norm);
+
   bool use_global_stats_ = false;
+  bool folded_ = false;
+  bool normalization_pending_ = false;
+  bool gradient_folded_ = false;
   Dtype moving_average_fraction_ = 0;
   Dtype eps_ = 0;
   int channels_ = 0;

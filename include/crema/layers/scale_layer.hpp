@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crema/layer.hpp"
+#include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/bias_layer.hpp"
 
 namespace crema {
@@ -26,6 +27,21 @@ class ScaleLayer : public Layer<Dtype> {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+
+  // Whether the scale is a learned one per channel (axis 1) of `bottom`: what
+  // a BatchNorm's normalisation folds into.
+  bool ScalesChannelsOf(const Blob<Dtype>& bottom) const;
+  // Folds the BatchNorm on stored statistics that runs in place on this
+  // layer's (in-place) bottom just before it: on the CPU the pair then makes
+  // one pass over the data each way instead of two, y = (x - mean) * (scale /
+  // std) + bias, and dx = dy * scale / std. Results differ from the unfolded
+  // pair's by float rounding only. Set by the net (Net::FoldBatchNorms).
+  void FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm);
+  bool folds_batch_norm() const { return folded_batch_norm_ != nullptr; }
+  // Whether a folded backward pass writes the BatchNorm's bottom gradient
+  // (its own and the BatchNorm's in one pass: the default) or this layer's
+  // (a backward pass that ends here; set by the net).
+  void set_fold_backward(bool fold) { fold_backward_ = fold; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -68,6 +84,12 @@ class ScaleLayer : public Layer<Dtype> {
   // rows: the bias's and the scale's), and the GPU's ones to reduce with.
   Blob<Dtype> partial_sums_;
   Blob<Dtype> ones_;
+  // The folded BatchNorm, whether the last CPU forward pass applied its
+  // normalisation (then bottom_copy_ holds the BatchNorm's input), and
+  // whether backward passes write its gradient.
+  BatchNormLayer<Dtype>* folded_batch_norm_ = nullptr;
+  bool forward_folded_ = false;
+  bool fold_backward_ = true;
 };
 
 }  // namespace crema

@@ -113,20 +113,23 @@ inline Dtype plane_sum(int n, const Dtype* a) {
   for (int k = 0; k < 8; ++k) sum += lanes[k];
   return sum;
 }
+// The dot product is of a and b - b_offset (a batch normalisation's centred
+// input, without a rounding of its own).
 template <typename Dtype>
-inline void plane_sum_and_dot(int n, const Dtype* a, const Dtype* b, Dtype* sum, Dtype* dot) {
+inline void plane_sum_and_dot(int n, const Dtype* a, const Dtype* b, Dtype* sum, Dtype* dot,
+                              Dtype b_offset = Dtype(0)) {
   Dtype sum_lanes[8] = {}, dot_lanes[8] = {};
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int k = 0; k < 8; ++k) {
       sum_lanes[k] += a[i + k];
-      dot_lanes[k] += a[i + k] * b[i + k];
+      dot_lanes[k] += a[i + k] * (b[i + k] - b_offset);
     }
   }
   Dtype s = 0, d = 0;
   for (; i < n; ++i) {
     s += a[i];
-    d += a[i] * b[i];
+    d += a[i] * (b[i] - b_offset);
   }
   for (int k = 0; k < 8; ++k) {
     s += sum_lanes[k];

@@ -164,9 +164,20 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   }
   Dtype* std = std_.mutable_cpu_data();
   for (int c = 0; c < channels_; ++c) std[c] = std::sqrt(variance[c] + eps_);
+  if (folded_) {
+    normalization_pending_ = true;
+    return;
+  }
   // With global statistics Backward needs no normalised copy.
-  Dtype* x_norm = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
+  Normalize_cpu(bottom_data, top[0]->mutable_cpu_data(),
+                use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data());
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Normalize_cpu(const Dtype* bottom_data, Dtype* top_data,
+                                          Dtype* x_norm) {
+  const Dtype* mean = mean_.cpu_data();
+  const Dtype* std = std_.cpu_data();
   ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int c = plane % channels_;
@@ -179,6 +190,19 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   });
 }
 
+template <typename Dtype>
+bool BatchNormLayer<Dtype>::TakePendingNormalization() {
+  const bool pending = normalization_pending_;
+  normalization_pending_ = false;
+  return pending;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ApplyPendingNormalization(Blob<Dtype>* top) {
+  if (!TakePendingNormalization()) return;
+  Normalize_cpu(top->cpu_data(), top->mutable_cpu_data(), nullptr);
+}
+
 // With batch statistics, mean and variance depend on every input too:
 //   dx = (dy - mean(dy) - y * mean(dy * y)) / std, means per channel.
 // With global statistics they are constants: dx = dy / std.
@@ -186,6 +210,10 @@ template <typename Dtype>
 void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                          const std::vector<bool>& propagate_down,
                                          const std::vector<Blob<Dtype>*>& bottom) {
+  if (gradient_folded_) {
+    gradient_folded_ = false;
+    return;
+  }
   if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
   const Dtype* std = std_.cpu_data();

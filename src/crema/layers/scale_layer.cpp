@@ -100,12 +100,30 @@ void ScaleLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   }
 }
 
+template <typename Dtype>
+bool ScaleLayer<Dtype>::ScalesChannelsOf(const Blob<Dtype>& bottom) const {
+  return !this->blobs_.empty() && this->blobs_[0]->num_axes() == 1 && bottom.num_axes() >= 2 &&
+         outer_dim_ == bottom.shape(0) && scale_dim_ == bottom.shape(1) &&
+         this->layer_param_.scale_param().axis() == 1;
+}
+
+template <typename Dtype>
+void ScaleLayer<Dtype>::FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm) {
+  if (folded_batch_norm_) folded_batch_norm_->set_folded(false);
+  folded_batch_norm_ = batch_norm;
+  if (batch_norm) batch_norm->set_folded(true);
+}
+
 // One pass, planes split over the pool: the copy kept for an in-place
 // backward, the scale and the bias (the bias layer's own body adds the same
-// value after the product; here it is added in the same pass).
+// value after the product; here it is added in the same pass), and a folded
+// BatchNorm's normalisation before them.
 template <typename Dtype>
 void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                     const std::vector<Blob<Dtype>*>& top) {
+  forward_folded_ = folded_batch_norm_ && folded_batch_norm_->TakePendingNormalization();
+  const Dtype* mean = forward_folded_ ? folded_batch_norm_->mean() : nullptr;
+  const Dtype* std = forward_folded_ ? folded_batch_norm_->std() : nullptr;
   const Dtype* scale = ScaleBlob(bottom)->cpu_data();
   const Dtype* bias = bias_layer_ ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
   const Dtype* bottom_data = bottom[0]->cpu_data();
@@ -118,11 +136,15 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
       const Dtype* x = bottom_data + offset;
       Dtype* y = top_data + offset;
       if (copy) std::copy(x, x + inner_dim_, copy + offset);
-      const Dtype s = scale[d];
-      if (bias) {
-        const Dtype b = bias[d];
+      const Dtype b = bias ? bias[d] : Dtype(0);
+      if (mean) {
+        const Dtype m = mean[d], s = scale[d] / std[d];
+        for (int i = 0; i < inner_dim_; ++i) y[i] = (x[i] - m) * s + b;
+      } else if (bias) {
+        const Dtype s = scale[d];
         for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s + b;
       } else {
+        const Dtype s = scale[d];
         for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s;
       }
     }
@@ -153,29 +175,40 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const int planes = outer_dim_ * scale_dim_;
   Dtype* dy_sums = partial_sums_.mutable_cpu_data();
   Dtype* dy_x_sums = dy_sums + planes;
+  // After a folded forward pass the copy is the BatchNorm's input x, and
+  // this layer's is (x - mean) / std.
+  const Dtype* mean = forward_folded_ ? folded_batch_norm_->mean() : nullptr;
+  const Dtype* std = forward_folded_ ? folded_batch_norm_->std() : nullptr;
+  const bool through_batch_norm = mean && fold_backward_;
   // In place, bottom_diff is top_diff: each element is read before written.
   Dtype* bottom_diff = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;
   ParallelForPlanes(planes, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
+      const int d = plane % scale_dim_;
       const size_t offset = static_cast<size_t>(plane) * inner_dim_;
       const Dtype* dy = top_diff + offset;
       if (bias_wanted || scale_wanted) {
-        plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane]);
+        plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane],
+                          mean ? mean[d] : Dtype(0));
       }
       if (bottom_diff) {
-        const Dtype s = scale_data[plane % scale_dim_];
+        const Dtype s = through_batch_norm ? scale_data[d] / std[d] : scale_data[d];
         Dtype* dx = bottom_diff + offset;
         for (int i = 0; i < inner_dim_; ++i) dx[i] = dy[i] * s;
       }
     }
   });
+  if (through_batch_norm && bottom_diff) folded_batch_norm_->MarkGradientFolded();
   // A learned blob accumulates its gradient (the solver zeroes it); a scale
   // from bottom[1] is overwritten.
   if (scale_wanted) {
     Dtype* scale_diff = scale->mutable_cpu_diff();
     if (num_bottoms > 1) cpu_set(scale_dim_, Dtype(0), scale_diff);
     for (int n = 0; n < outer_dim_; ++n) {
-      for (int d = 0; d < scale_dim_; ++d) scale_diff[d] += dy_x_sums[n * scale_dim_ + d];
+      for (int d = 0; d < scale_dim_; ++d) {
+        const Dtype dot = dy_x_sums[n * scale_dim_ + d];
+        scale_diff[d] += mean ? dot / std[d] : dot;
+      }
     }
   }
   if (bias_wanted) {
