@@ -24,7 +24,8 @@
 #   scripts/bench/lenet_vs_pytorch.sh [BUILD_DIR]      (default build/release)
 #   ITERATIONS=1000 ROUNDS=3 scripts/bench/lenet_vs_pytorch.sh build/release
 # Environment knobs: ITERATIONS (default 1000) training iterations per run,
-# ROUNDS (default 3) alternating rounds. Below 300 iterations Crema displays
+# ROUNDS (default 3) alternating rounds, BF16=1 (Crema with
+# `compute_precision: BF16` joins the alternation as "Crema bf16"). Below 300 iterations Crema displays
 # every ITERATIONS/4 iterations instead of every 100, so that it still prints
 # at least two images/s lines (use such runs only to check the script).
 # It builds only crema_tool and convert_mnist_data (configuring BUILD_DIR as
@@ -63,6 +64,9 @@ sed -e "s#^net:.*#net: \"$work/net.prototxt\"#" -e "s#^max_iter:.*#max_iter: $it
     models/lenet/lenet_solver.prototxt >"$work/solver.prototxt"
 printf 'test_initialization: false\nsnapshot_after_train: false\nrandom_seed: 1\n' \
   >>"$work/solver.prototxt"
+{ echo "compute_precision: BF16"; cat "$work/net.prototxt"; } >"$work/bf16_net.prototxt"
+sed -e "s#^net:.*#net: \"$work/bf16_net.prototxt\"#" "$work/solver.prototxt" \
+  >"$work/bf16_solver.prototxt"
 
 # sgemm peak, once: the 1- and 2-thread GFLOP/s of OpenBLAS and of oneDNN on
 # 1024^3 products; the bound takes the faster library's 2-thread peak.
@@ -93,6 +97,11 @@ for round in $(seq 1 "$rounds"); do
   wall=$(awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}')
   crema_rate=$(rate "$work/crema.log") ||
     { echo "lenet_vs_pytorch: fewer than 2 images/s lines in Crema's log" >&2; exit 1; }
+  if [[ ${BF16:-0} == 1 ]]; then
+    CREMA_NUM_THREADS=2 "$crema" train --solver="$work/bf16_solver.prototxt" --threads=2 \
+      >"$work/bf16.log" 2>&1 || { tail -n 20 "$work/bf16.log" >&2; exit 1; }
+    runs[bf16]+="$(rate "$work/bf16.log") "
+  fi
   best=$(pytorch 2)
   one=$(pytorch 1)
   runs[crema]+="$crema_rate "
@@ -121,3 +130,8 @@ printf '  %-28s %s   Crema/PyTorch-1-thread = %s\n' "PyTorch (1 thread)" "$one" 
   "$(ratio "$crema_rate" "$one")"
 echo "  fastest sgemm peak (2 threads) $peak2 GFLOP/s -> bound $bound images/s; Crema reaches" \
   "$fraction of it"
+if [[ ${BF16:-0} == 1 ]]; then
+  bf16=$(tr ' ' '\n' <<<"${runs[bf16]}" | grep . | median)
+  printf '  %-28s %s   bf16/PyTorch-best = %s, bf16/Crema = %s\n' "Crema bf16 (2 threads)" \
+    "$bf16" "$(ratio "$bf16" "$best")" "$(ratio "$bf16" "$crema_rate")"
+fi

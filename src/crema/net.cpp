@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/relu_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
@@ -55,7 +56,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
-  FoldBatchNorms();
+  FoldIntoScales();
   LOG_IF(INFO, log_) << "Network initialization done.";
 }
 
@@ -547,7 +548,7 @@ void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const 
 // place on the blob that the next layer, a per-channel Scale, also works on
 // in place: the Scale can apply both (ScaleLayer::FoldBatchNorm).
 template <typename Dtype>
-bool Net<Dtype>::FoldsInto(int batch_norm_id, int scale_id) const {
+bool Net<Dtype>::BatchNormFoldsInto(int batch_norm_id, int scale_id) const {
   const Layer<Dtype>& layer = *layers_[batch_norm_id];
   if (typeid(layer) != typeid(BatchNormLayer<Dtype>)) return false;
   const auto& batch_norm = static_cast<const BatchNormLayer<Dtype>&>(layer);
@@ -562,23 +563,49 @@ bool Net<Dtype>::FoldsInto(int batch_norm_id, int scale_id) const {
          scale->ScalesChannelsOf(*blob);
 }
 
+// A plain ReLU (engine DEFAULT) in place on the Scale's top, just after it.
 template <typename Dtype>
-void Net<Dtype>::FoldBatchNorms() {
-  for (int i = 0; i + 1 < static_cast<int>(layers_.size()); ++i) {
-    if (!FoldsInto(i, i + 1)) continue;
-    static_cast<ScaleLayer<Dtype>*>(layers_[i + 1].get())
-        ->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i].get()));
-    folded_batch_norms_.push_back(i);
+bool Net<Dtype>::ReLUFoldsInto(int relu_id, int scale_id) const {
+  const auto* relu = dynamic_cast<const ReLULayer<Dtype>*>(layers_[relu_id].get());
+  if (!relu || !dynamic_cast<const ScaleLayer<Dtype>*>(layers_[scale_id].get()) ||
+      !relu->CanFold() || relu->layer_param().relu_param().engine() != ReLUParameter::DEFAULT) {
+    return false;
+  }
+  Blob<Dtype>* blob = top_vecs_[scale_id][0];
+  return bottom_vecs_[relu_id][0] == blob && top_vecs_[relu_id][0] == blob;
+}
+
+template <typename Dtype>
+void Net<Dtype>::FoldIntoScales() {
+  const int count = static_cast<int>(layers_.size());
+  for (int i = 1; i < count; ++i) {
+    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(layers_[i].get());
+    if (!scale) continue;
+    if (BatchNormFoldsInto(i - 1, i)) {
+      scale->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i - 1].get()));
+      folded_batch_norms_.push_back(i - 1);
+    }
+    if (i + 1 < count && ReLUFoldsInto(i + 1, i)) {
+      scale->FoldReLU(static_cast<ReLULayer<Dtype>*>(layers_[i + 1].get()));
+      folded_relus_.push_back(i + 1);
+    }
   }
   LOG_IF(INFO, log_ && !folded_batch_norms_.empty())
       << "Folded " << folded_batch_norms_.size()
       << " BatchNorm layers into the Scale layers that follow them";
+  LOG_IF(INFO, log_ && !folded_relus_.empty())
+      << "Folded " << folded_relus_.size() << " ReLU layers into the Scale layers before them";
 }
 
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   RequireLayerRange("forward", start, end);
   if (start == 0) RequireShapedInputs();
+  // A folded Scale rectifies for its ReLU when the pass goes on to the ReLU.
+  for (int relu_id : folded_relus_) {
+    static_cast<ScaleLayer<Dtype>*>(layers_[relu_id - 1].get())
+        ->set_fold_relu_forward(relu_id <= end);
+  }
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
     try {
@@ -618,6 +645,10 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   for (int batch_norm_id : folded_batch_norms_) {
     static_cast<ScaleLayer<Dtype>*>(layers_[batch_norm_id + 1].get())
         ->set_fold_backward(batch_norm_id >= end);
+  }
+  // A folded ReLU leaves its mask to the Scale when the pass goes on to it.
+  for (int relu_id : folded_relus_) {
+    static_cast<ReLULayer<Dtype>*>(layers_[relu_id].get())->set_fold_backward(relu_id - 1 >= end);
   }
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;

@@ -8,8 +8,29 @@
 namespace crema {
 
 template <typename Dtype>
+bool ReLULayer<Dtype>::SkipFoldedForward() {
+  const bool done = forward_folded_;
+  forward_folded_ = false;
+  return done;
+}
+
+template <typename Dtype>
+bool ReLULayer<Dtype>::SkipFoldedBackward(bool propagate_down) {
+  mask_pending_ = propagate_down && folded_ && fold_backward_;
+  return !propagate_down || mask_pending_;
+}
+
+template <typename Dtype>
+bool ReLULayer<Dtype>::TakePendingMask() {
+  const bool pending = mask_pending_;
+  mask_pending_ = false;
+  return pending;
+}
+
+template <typename Dtype>
 void ReLULayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                    const std::vector<Blob<Dtype>*>& top) {
+  if (SkipFoldedForward()) return;
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
   const int count = bottom[0]->count();
@@ -26,7 +47,7 @@ template <typename Dtype>
 void ReLULayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                     const std::vector<bool>& propagate_down,
                                     const std::vector<Blob<Dtype>*>& bottom) {
-  if (!propagate_down[0]) return;
+  if (SkipFoldedBackward(propagate_down[0])) return;
   const Dtype* bottom_data = bottom[0]->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();

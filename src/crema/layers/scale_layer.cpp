@@ -114,6 +114,13 @@ void ScaleLayer<Dtype>::FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm) {
   if (batch_norm) batch_norm->set_folded(true);
 }
 
+template <typename Dtype>
+void ScaleLayer<Dtype>::FoldReLU(ReLULayer<Dtype>* relu) {
+  if (folded_relu_) folded_relu_->set_folded(false);
+  folded_relu_ = relu;
+  if (relu) relu->set_folded(true);
+}
+
 // One pass, planes split over the pool: the copy kept for an in-place
 // backward, the scale and the bias (the bias layer's own body adds the same
 // value after the product; here it is added in the same pass), and a folded
@@ -129,6 +136,7 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
   Dtype* top_data = top[0]->mutable_cpu_data();
+  const bool rectify = folded_relu_ && fold_relu_forward_;
   ParallelForPlanes(outer_dim_ * scale_dim_, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int d = plane % scale_dim_;
@@ -147,8 +155,13 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
         const Dtype s = scale[d];
         for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s;
       }
+      // While the plane is in the cache.
+      if (rectify) {
+        for (int i = 0; i < inner_dim_; ++i) y[i] = std::max(y[i], Dtype(0));
+      }
     }
   });
+  if (rectify) folded_relu_->MarkForwardFolded();
 }
 
 template <typename Dtype>
@@ -167,7 +180,12 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const int num_bottoms = static_cast<int>(bottom.size());
   const bool bias_wanted = bias_layer_ && this->param_propagate_down(bias_param_id_);
   const bool scale_wanted = ScaleGradientWanted(propagate_down, num_bottoms);
-  if (!bias_wanted && !scale_wanted && !propagate_down[0]) return;
+  // A folded ReLU left its mask: the top gradient is zeroed where the
+  // rectified top is 0, plane by plane below, as the ReLU would have.
+  const Dtype* rectified =
+      folded_relu_ && folded_relu_->TakePendingMask() ? top[0]->cpu_data() : nullptr;
+  if (!rectified && !bias_wanted && !scale_wanted && !propagate_down[0]) return;
+  Dtype* masked_top_diff = rectified ? top[0]->mutable_cpu_diff() : nullptr;
   Blob<Dtype>* scale = ScaleBlob(bottom);
   const Dtype* scale_data = scale->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
@@ -187,6 +205,11 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
       const int d = plane % scale_dim_;
       const size_t offset = static_cast<size_t>(plane) * inner_dim_;
       const Dtype* dy = top_diff + offset;
+      if (rectified) {
+        Dtype* masked = masked_top_diff + offset;
+        const Dtype* y = rectified + offset;
+        for (int i = 0; i < inner_dim_; ++i) masked[i] = y[i] > 0 ? masked[i] : Dtype(0);
+      }
       if (bias_wanted || scale_wanted) {
         plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane],
                           mean ? mean[d] : Dtype(0));
