@@ -150,6 +150,35 @@ void ExpectDnnlMatchesReference(const DnnlCheck& check) {
   }
 }
 
+// The bf16 switch: the same layer (`layer_text`) with compute_precision BF16
+// runs bf16 kernels, its top differing from the FLOAT layer's by bf16's
+// rounding only. On CPUs with bf16 kernels only.
+template <template <typename> class Dnnl>
+void ExpectBf16SwitchChangesTheKernelsOnly(const std::string& layer_text,
+                                           const std::vector<int>& bottom_shape) {
+  Blob<float> bottom(bottom_shape), float_top, bf16_top;
+  GaussianFill(&bottom, 1.0f);
+  LayerParameter param;
+  ReadProtoFromString(layer_text, "layer", &param);
+  std::vector<Blob<float>*> bottom_vec{&bottom}, float_vec{&float_top}, bf16_vec{&bf16_top};
+  Dnnl<float> float_layer(param);
+  param.set_compute_precision(BF16);
+  Dnnl<float> bf16_layer(param);
+  float_layer.SetUp(bottom_vec, float_vec);
+  bf16_layer.SetUp(bottom_vec, bf16_vec);
+  for (size_t b = 0; b < float_layer.blobs().size(); ++b) {
+    bf16_layer.blobs()[b]->CopyFrom(*float_layer.blobs()[b]);
+  }
+  EXPECT_FALSE(float_layer.uses_bf16());
+  EXPECT_TRUE(bf16_layer.uses_bf16());
+  float_layer.Forward(bottom_vec, float_vec);
+  bf16_layer.Forward(bottom_vec, bf16_vec);
+  const float difference =
+      MaxDifference(float_top.cpu_data(), bf16_top.cpu_data(), float_top.count());
+  EXPECT_GT(difference, 0.0f);
+  EXPECT_LT(difference, 5e-2f);
+}
+
 }  // namespace crema
 
 #endif  // CREMA_DNNL

@@ -106,29 +106,10 @@ TEST(DnnlInnerProductLayerTest, Bf16MatchesReferenceWithinBf16Precision) {
 // bf16's rounding only.
 TEST(DnnlInnerProductLayerTest, Bf16SwitchChangesTheKernelsOnly) {
   if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
-  Blob<float> bottom(std::vector<int>{8, 64}), float_top, bf16_top;
-  GaussianFill(&bottom, 1.0f);
-  LayerParameter param;
-  ReadProtoFromString(
+  ExpectBf16SwitchChangesTheKernelsOnly<DnnlInnerProductLayer>(
       "name: 'ip' type: 'InnerProduct' inner_product_param { num_output: 32 "
       "weight_filler { type: 'gaussian' std: 0.1 } }",
-      "layer", &param);
-  std::vector<Blob<float>*> bottom_vec{&bottom}, float_vec{&float_top}, bf16_vec{&bf16_top};
-  DnnlInnerProductLayer<float> float_layer(param);
-  param.set_compute_precision(BF16);
-  DnnlInnerProductLayer<float> bf16_layer(param);
-  float_layer.SetUp(bottom_vec, float_vec);
-  bf16_layer.SetUp(bottom_vec, bf16_vec);
-  bf16_layer.blobs()[0]->CopyFrom(*float_layer.blobs()[0]);
-  bf16_layer.blobs()[1]->CopyFrom(*float_layer.blobs()[1]);
-  EXPECT_FALSE(float_layer.uses_bf16());
-  EXPECT_TRUE(bf16_layer.uses_bf16());
-  float_layer.Forward(bottom_vec, float_vec);
-  bf16_layer.Forward(bottom_vec, bf16_vec);
-  const float difference =
-      MaxDifference(float_top.cpu_data(), bf16_top.cpu_data(), float_top.count());
-  EXPECT_GT(difference, 0.0f);
-  EXPECT_LT(difference, 5e-2f);
+      {8, 64});
 }
 
 #endif  // CREMA_DNNL: without oneDNN there is nothing to compare

@@ -8,6 +8,7 @@
 #ifndef CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 #define CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 
+#include <utility>
 #include <vector>
 
 #include "crema/layer.hpp"
@@ -35,7 +36,7 @@ class BatchNormLayer : public Layer<Dtype> {
   // leaves its normalisation pending. True (once) when it is pending: the
   // caller, the Scale, applies it together with its own, from mean() and
   // std().
-  bool TakePendingNormalization();
+  bool TakePendingNormalization() { return std::exchange(normalization_pending_, false); }
   const Dtype* mean() const { return mean_.cpu_data(); }
   const Dtype* std() const { return std_.cpu_data(); }
   // Applies a pending normalisation to the (in-place) top: a forward pass

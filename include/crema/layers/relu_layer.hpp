@@ -3,6 +3,7 @@
 #ifndef CREMA_LAYERS_RELU_LAYER_HPP_
 #define CREMA_LAYERS_RELU_LAYER_HPP_
 
+#include <utility>
 #include <vector>
 
 #include "crema/layers/neuron_layer.hpp"
@@ -28,7 +29,7 @@ class ReLULayer : public NeuronLayer<Dtype> {
   // net clears it for a backward pass that stops at this layer).
   void set_fold_backward(bool fold) { fold_backward_ = fold; }
   // True (once) when the last CPU backward pass left its mask to the Scale.
-  bool TakePendingMask();
+  bool TakePendingMask() { return std::exchange(mask_pending_, false); }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -42,7 +43,7 @@ class ReLULayer : public NeuronLayer<Dtype> {
   // For the CPU bodies (this class's and the oneDNN one's): true when the
   // folding Scale did this forward pass's work, or when a backward pass has
   // nothing to do (no gradient wanted, or the Scale will apply the mask).
-  bool SkipFoldedForward();
+  bool SkipFoldedForward() { return std::exchange(forward_folded_, false); }
   bool SkipFoldedBackward(bool propagate_down);
 
  private:

@@ -191,13 +191,6 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Dtype* bottom_data, Dtype* top_d
 }
 
 template <typename Dtype>
-bool BatchNormLayer<Dtype>::TakePendingNormalization() {
-  const bool pending = normalization_pending_;
-  normalization_pending_ = false;
-  return pending;
-}
-
-template <typename Dtype>
 void BatchNormLayer<Dtype>::ApplyPendingNormalization(Blob<Dtype>* top) {
   if (!TakePendingNormalization()) return;
   Normalize_cpu(top->cpu_data(), top->mutable_cpu_data(), nullptr);

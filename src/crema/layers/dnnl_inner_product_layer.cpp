@@ -14,11 +14,7 @@ struct DnnlInnerProductLayer<Dtype>::Primitives {
   dnnl::inner_product_forward forward;
   dnnl::inner_product_backward_data backward_data;
   dnnl::inner_product_backward_weights backward_weights;
-  // Each primitive's arguments in the layouts (and, in bf16, the types) it
-  // takes them in.
-  DnnlArgument forward_src, forward_weights, forward_dst;
-  DnnlArgument data_diff_src, data_weights, data_diff_dst;
-  DnnlArgument weights_src, weights_diff_weights, weights_diff_dst;
+  DnnlTrainingArguments args;  // in the layouts (and types) each primitive takes
 };
 
 template <typename Dtype>
@@ -83,15 +79,7 @@ void DnnlInnerProductLayer<Dtype>::MakePrimitives() {
     p->forward = dnnl::inner_product_forward(forward_pd);
     p->backward_data = dnnl::inner_product_backward_data(data_pd);
     p->backward_weights = dnnl::inner_product_backward_weights(weights_pd);
-    p->forward_src = DnnlArgument(p->src, forward_pd.src_desc());
-    p->forward_weights = DnnlArgument(p->weights, forward_pd.weights_desc());
-    p->forward_dst = DnnlArgument(p->dst, forward_pd.dst_desc());
-    p->data_diff_src = DnnlArgument(p->src, data_pd.diff_src_desc());
-    p->data_weights = DnnlArgument(p->weights, data_pd.weights_desc());
-    p->data_diff_dst = DnnlArgument(p->dst, data_pd.diff_dst_desc());
-    p->weights_src = DnnlArgument(p->src, weights_pd.src_desc());
-    p->weights_diff_weights = DnnlArgument(p->weights, weights_pd.diff_weights_desc());
-    p->weights_diff_dst = DnnlArgument(p->dst, weights_pd.diff_dst_desc());
+    p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
   } catch (const dnnl::error& e) {
     LOG(WARNING) << "layer '" << this->layer_param_.name()
                  << "': oneDNN has no inner product for this shape (" << e.what()
@@ -110,12 +98,12 @@ void DnnlInnerProductLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& 
   const Primitives& p = *primitives_;
   Dtype* top_data = top[0]->mutable_cpu_data();
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, p.forward_src.In(bottom[0]->cpu_data())},
-      {DNNL_ARG_WEIGHTS, p.forward_weights.In(this->blobs_[0]->cpu_data())},
-      {DNNL_ARG_DST, p.forward_dst.Out(top_data)}};
+      {DNNL_ARG_SRC, p.args.forward_src.In(bottom[0]->cpu_data())},
+      {DNNL_ARG_WEIGHTS, p.args.forward_weights.In(this->blobs_[0]->cpu_data())},
+      {DNNL_ARG_DST, p.args.forward_dst.Out(top_data)}};
   if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
   DnnlRun(p.forward, args);
-  p.forward_dst.Finish(top_data);
+  p.args.forward_dst.Finish(top_data);
 }
 
 template <typename Dtype>
@@ -130,33 +118,34 @@ void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>&
   // As in the convolution: the forward pass's converted bottom serves the
   // weight gradient, and one converted top gradient both primitives, where
   // their layouts agree.
-  const bool reuse_src = p.weights_src.SameLayout(p.forward_src);
-  const bool share_diff_dst = p.data_diff_dst.SameLayout(p.weights_diff_dst);
+  const bool reuse_src = p.args.weights_src.SameLayout(p.args.forward_src);
+  const bool share_diff_dst = p.args.data_diff_dst.SameLayout(p.args.weights_diff_dst);
   dnnl::memory diff_dst;
   if (weight_grad || bias_grad) {
     const Dtype* bottom_data = bottom[0]->cpu_data();
     Dtype* weight_diff = weight_diff_buffer_.mutable_cpu_data();
-    diff_dst = p.weights_diff_dst.In(top_diff);
+    diff_dst = p.args.weights_diff_dst.In(top_diff);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC,
-         reuse_src ? p.forward_src.Again(bottom_data) : p.weights_src.In(bottom_data)},
+         reuse_src ? p.args.forward_src.Again(bottom_data) : p.args.weights_src.In(bottom_data)},
         {DNNL_ARG_DIFF_DST, diff_dst},
-        {DNNL_ARG_DIFF_WEIGHTS, p.weights_diff_weights.Out(weight_diff)}};
+        {DNNL_ARG_DIFF_WEIGHTS, p.args.weights_diff_weights.Out(weight_diff)}};
     if (this->bias_term_) {
       args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
     }
     DnnlRun(p.backward_weights, args);
-    p.weights_diff_weights.Finish(weight_diff);
+    p.args.weights_diff_weights.Finish(weight_diff);
     if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
     if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
   }
   if (propagate_down[0]) {
-    if (!diff_dst || !share_diff_dst) diff_dst = p.data_diff_dst.In(top_diff);
+    if (!diff_dst || !share_diff_dst) diff_dst = p.args.data_diff_dst.In(top_diff);
     Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-    DnnlRun(p.backward_data, {{DNNL_ARG_DIFF_SRC, p.data_diff_src.Out(bottom_diff)},
-                              {DNNL_ARG_WEIGHTS, p.data_weights.In(this->blobs_[0]->cpu_data())},
-                              {DNNL_ARG_DIFF_DST, diff_dst}});
-    p.data_diff_src.Finish(bottom_diff);
+    DnnlRun(p.backward_data,
+            {{DNNL_ARG_DIFF_SRC, p.args.data_diff_src.Out(bottom_diff)},
+             {DNNL_ARG_WEIGHTS, p.args.data_weights.In(this->blobs_[0]->cpu_data())},
+             {DNNL_ARG_DIFF_DST, diff_dst}});
+    p.args.data_diff_src.Finish(bottom_diff);
   }
 }
 

@@ -8,23 +8,9 @@
 namespace crema {
 
 template <typename Dtype>
-bool ReLULayer<Dtype>::SkipFoldedForward() {
-  const bool done = forward_folded_;
-  forward_folded_ = false;
-  return done;
-}
-
-template <typename Dtype>
 bool ReLULayer<Dtype>::SkipFoldedBackward(bool propagate_down) {
   mask_pending_ = propagate_down && folded_ && fold_backward_;
   return !propagate_down || mask_pending_;
-}
-
-template <typename Dtype>
-bool ReLULayer<Dtype>::TakePendingMask() {
-  const bool pending = mask_pending_;
-  mask_pending_ = false;
-  return pending;
 }
 
 template <typename Dtype>

@@ -104,6 +104,30 @@ class DnnlArgument {
   dnnl::reorder to_own_, to_plain_;
 };
 
+// The arguments of a layer's three training primitives (forward, backward
+// data, backward weights), each in the layout its primitive chose, from the
+// blobs' plain descriptors and the primitives' descriptors.
+struct DnnlTrainingArguments {
+  DnnlTrainingArguments() = default;
+  template <typename ForwardPd, typename DataPd, typename WeightsPd>
+  DnnlTrainingArguments(const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+                        const dnnl::memory::desc& dst, const ForwardPd& forward, const DataPd& data,
+                        const WeightsPd& weights_pd)
+      : forward_src(src, forward.src_desc()),
+        forward_weights(weights, forward.weights_desc()),
+        forward_dst(dst, forward.dst_desc()),
+        data_diff_src(src, data.diff_src_desc()),
+        data_weights(weights, data.weights_desc()),
+        data_diff_dst(dst, data.diff_dst_desc()),
+        weights_src(src, weights_pd.src_desc()),
+        weights_diff_weights(weights, weights_pd.diff_weights_desc()),
+        weights_diff_dst(dst, weights_pd.diff_dst_desc()) {}
+
+  DnnlArgument forward_src, forward_weights, forward_dst;
+  DnnlArgument data_diff_src, data_weights, data_diff_dst;
+  DnnlArgument weights_src, weights_diff_weights, weights_diff_dst;
+};
+
 // Adds a gradient oneDNN wrote to a parameter's diff (Caffe layers accumulate
 // parameter gradients; oneDNN overwrites).
 template <typename Dtype>
