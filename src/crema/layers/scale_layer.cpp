@@ -164,6 +164,44 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   if (rectify) folded_relu_->MarkForwardFolded();
 }
 
+namespace {
+
+// One plane of a backward pass under a folded ReLU, in one sweep: the top
+// gradient masked where the rectified top y is 0 (written back: it is the
+// ReLU's bottom gradient), its sum and its dot with x - m, and dx = g * s.
+// dx may be dy itself (in place): each element is read before written.
+template <typename Dtype>
+void MaskedPlaneBackward(int n, const Dtype* y, Dtype* dy, const Dtype* x, Dtype m, Dtype s,
+                         Dtype* dx, Dtype* sum, Dtype* dot) {
+  Dtype sum_lanes[8] = {}, dot_lanes[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      const Dtype g = y[i + k] > 0 ? dy[i + k] : Dtype(0);
+      sum_lanes[k] += g;
+      dot_lanes[k] += g * (x[i + k] - m);
+      dy[i + k] = g;
+      dx[i + k] = g * s;
+    }
+  }
+  Dtype total = 0, product = 0;
+  for (; i < n; ++i) {
+    const Dtype g = y[i] > 0 ? dy[i] : Dtype(0);
+    total += g;
+    product += g * (x[i] - m);
+    dy[i] = g;
+    dx[i] = g * s;
+  }
+  for (int k = 0; k < 8; ++k) {
+    total += sum_lanes[k];
+    product += dot_lanes[k];
+  }
+  *sum = total;
+  *dot = product;
+}
+
+}  // namespace
+
 template <typename Dtype>
 bool ScaleLayer<Dtype>::ScaleGradientWanted(const std::vector<bool>& propagate_down,
                                             int num_bottoms) const {
@@ -205,6 +243,14 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
       const int d = plane % scale_dim_;
       const size_t offset = static_cast<size_t>(plane) * inner_dim_;
       const Dtype* dy = top_diff + offset;
+      const Dtype s = through_batch_norm ? scale_data[d] / std[d] : scale_data[d];
+      if (rectified && (bias_wanted || scale_wanted) && bottom_diff) {
+        // The usual case of a folded ReLU, in one sweep.
+        MaskedPlaneBackward(inner_dim_, rectified + offset, masked_top_diff + offset,
+                            bottom_data + offset, mean ? mean[d] : Dtype(0), s,
+                            bottom_diff + offset, &dy_sums[plane], &dy_x_sums[plane]);
+        continue;
+      }
       if (rectified) {
         Dtype* masked = masked_top_diff + offset;
         const Dtype* y = rectified + offset;
@@ -215,7 +261,6 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                           mean ? mean[d] : Dtype(0));
       }
       if (bottom_diff) {
-        const Dtype s = through_batch_norm ? scale_data[d] / std[d] : scale_data[d];
         Dtype* dx = bottom_diff + offset;
         for (int i = 0; i < inner_dim_; ++i) dx[i] = dy[i] * s;
       }
