@@ -1,7 +1,7 @@
-// Net::FoldIntoScales: a BatchNorm on stored statistics, a per-channel Scale
-// and a ReLU in place on one blob run as one pass each way on the CPU. The
-// folded layers must compute what the unfolded ones (engine CAFFE) compute,
-// within float rounding: whole passes, and passes that stop between them.
+// Net::FoldIntoScales: a BatchNorm on stored statistics followed in place by
+// a per-channel Scale runs as one pass each way on the CPU. The folded pair
+// must compute what the unfolded one (engine CAFFE) computes, within float
+// rounding: whole passes, and passes that stop between the two layers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +19,7 @@ namespace {
 
 // conv -> bn -> scale -> relu, in place on 'conv' after the convolution (or
 // on NORMED, the BatchNorm's top), then an inner product and a loss.
-// BATCH_NORM_PARAM, RELU_PARAM and NORMED are replaced.
+// BATCH_NORM_PARAM and NORMED are replaced.
 const char* kNet =
     "name: 'fold' force_backward: true "
     "layer { name: 'input' type: 'Input' top: 'data' top: 'label'"
@@ -31,20 +31,18 @@ const char* kNet =
     "layer { name: 'scale' type: 'Scale' bottom: 'NORMED' top: 'NORMED'"
     "  scale_param { bias_term: true filler { type: 'gaussian' mean: 1 std: 0.5 }"
     "    bias_filler { type: 'gaussian' std: 0.5 } } }"
-    "layer { name: 'relu' type: 'ReLU' bottom: 'NORMED' top: 'NORMED' RELU_PARAM }"
+    "layer { name: 'relu' type: 'ReLU' bottom: 'NORMED' top: 'NORMED' }"
     "layer { name: 'ip' type: 'InnerProduct' bottom: 'NORMED' top: 'ip'"
     "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.5 } } }"
     "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }";
 
-constexpr int kBatchNormLayer = 2, kScaleLayer = 3, kReLULayer = 4, kLastLayer = 6;
+constexpr int kBatchNormLayer = 2, kScaleLayer = 3, kLastLayer = 6;
 
 template <typename Dtype>
 std::unique_ptr<Net<Dtype>> MakeFoldNet(const std::string& batch_norm_param, Phase phase,
-                                        const std::string& normed = "conv",
-                                        const std::string& relu_param = "") {
+                                        const std::string& normed = "conv") {
   std::string text = kNet;
   text.replace(text.find("BATCH_NORM_PARAM"), 16, batch_norm_param);
-  text.replace(text.find("RELU_PARAM"), 10, relu_param);
   for (size_t at; (at = text.find("NORMED")) != std::string::npos;) text.replace(at, 6, normed);
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(phase);
@@ -55,10 +53,6 @@ template <typename Dtype>
 bool Folded(const Net<Dtype>& net) {
   return static_cast<ScaleLayer<Dtype>&>(*net.layer_by_name("scale")).folds_batch_norm();
 }
-template <typename Dtype>
-bool FoldedReLU(const Net<Dtype>& net) {
-  return static_cast<ScaleLayer<Dtype>&>(*net.layer_by_name("scale")).folds_relu();
-}
 
 template <typename Dtype>
 class NetFoldTest : public ::testing::Test {
@@ -66,8 +60,8 @@ class NetFoldTest : public ::testing::Test {
   void SetUp() override {
     Context::set_mode(Context::CPU);
     folded_ = MakeFoldNet<Dtype>("batch_norm_param { use_global_stats: true }", TRAIN);
-    unfolded_ = MakeFoldNet<Dtype>("batch_norm_param { use_global_stats: true engine: CAFFE }",
-                                   TRAIN, "conv", "relu_param { engine: CAFFE }");
+    unfolded_ =
+        MakeFoldNet<Dtype>("batch_norm_param { use_global_stats: true engine: CAFFE }", TRAIN);
     // Stored statistics far from 0 and 1 (mean, variance, scale factor 2),
     // the same weights and inputs in both nets.
     Context::set_random_seed(1701);
@@ -118,11 +112,9 @@ class NetFoldTest : public ::testing::Test {
 
 TYPED_TEST_SUITE(NetFoldTest, TestDtypes);
 
-TYPED_TEST(NetFoldTest, FoldedLayersMatchTheUnfoldedOnes) {
+TYPED_TEST(NetFoldTest, FoldedPairMatchesTheUnfoldedOne) {
   EXPECT_TRUE(Folded(*this->folded_));
-  EXPECT_TRUE(FoldedReLU(*this->folded_));
   EXPECT_FALSE(Folded(*this->unfolded_));
-  EXPECT_FALSE(FoldedReLU(*this->unfolded_));
   for (int pass = 0; pass < 2; ++pass) {  // a second pass starts from a used state
     TypeParam folded_loss, unfolded_loss;
     this->folded_->Forward(&folded_loss);
@@ -136,25 +128,20 @@ TYPED_TEST(NetFoldTest, FoldedLayersMatchTheUnfoldedOnes) {
   }
 }
 
-// A forward pass that stops at the BatchNorm leaves its normalised output,
-// one that stops at the Scale its unrectified output; the passes that start
-// after them work on those. A backward pass that stops at the ReLU leaves
-// the masked gradient, one that stops at the Scale the Scale's bottom
-// gradient; the passes that go on from there finish the job.
-TYPED_TEST(NetFoldTest, PassesStoppingBetweenFoldedLayersMatchTheUnfoldedOnes) {
+// A forward pass that stops at the BatchNorm leaves its normalised output;
+// one that starts at the Scale then works on it. A backward pass that stops
+// at the Scale leaves the Scale's bottom gradient; one from the BatchNorm
+// down goes on from there.
+TYPED_TEST(NetFoldTest, PassesStoppingBetweenTheTwoMatchTheUnfoldedOnes) {
   Net<TypeParam>* nets[] = {this->folded_.get(), this->unfolded_.get()};
   for (Net<TypeParam>* net : nets) net->ForwardFromTo(0, kBatchNormLayer);
   this->ExpectSameBlob("conv", false);
-  for (Net<TypeParam>* net : nets) net->ForwardFromTo(kScaleLayer, kScaleLayer);
-  this->ExpectSameBlob("conv", false);
-  for (Net<TypeParam>* net : nets) net->ForwardFromTo(kReLULayer, kLastLayer);
+  for (Net<TypeParam>* net : nets) net->ForwardFromTo(kScaleLayer, kLastLayer);
   this->ExpectSameBlob("ip", false);
   for (Net<TypeParam>* net : nets) {
     net->Forward();
-    net->BackwardFromTo(kLastLayer, kReLULayer);
+    net->BackwardFromTo(kLastLayer, kScaleLayer);
   }
-  this->ExpectSameBlob("conv", true);
-  for (Net<TypeParam>* net : nets) net->BackwardFromTo(kScaleLayer, kScaleLayer);
   this->ExpectSameBlob("conv", true);
   for (Net<TypeParam>* net : nets) net->BackwardFromTo(kBatchNormLayer, 0);
   this->ExpectSameBlob("data", true);
@@ -162,8 +149,7 @@ TYPED_TEST(NetFoldTest, PassesStoppingBetweenFoldedLayersMatchTheUnfoldedOnes) {
 }
 
 // Batch statistics, another engine, or a BatchNorm that is not in place on
-// the Scale's blob: no BatchNorm folds. A leaky ReLU or one of another
-// engine: no ReLU folds (with or without a BatchNorm before the Scale).
+// the Scale's blob: nothing folds.
 TEST(NetFoldTest, FoldsOnlyStoredStatisticsInPlaceOnEngineDefault) {
   Context::set_mode(Context::CPU);
   EXPECT_TRUE(Folded(*MakeFoldNet<float>("", TEST)));  // stored statistics by default at TEST
@@ -171,11 +157,6 @@ TEST(NetFoldTest, FoldsOnlyStoredStatisticsInPlaceOnEngineDefault) {
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("batch_norm_param { engine: CAFFE }", TEST)));
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("batch_norm_param { engine: DNNL }", TEST)));
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("", TEST, "normed")));
-  EXPECT_TRUE(FoldedReLU(*MakeFoldNet<float>("", TRAIN)));
-  EXPECT_TRUE(FoldedReLU(*MakeFoldNet<float>("", TEST, "normed")));
-  EXPECT_FALSE(
-      FoldedReLU(*MakeFoldNet<float>("", TEST, "conv", "relu_param { negative_slope: 0.1 }")));
-  EXPECT_FALSE(FoldedReLU(*MakeFoldNet<float>("", TEST, "conv", "relu_param { engine: CAFFE }")));
 }
 
 }  // namespace

@@ -192,13 +192,11 @@ class Net {
   static void MergeMultiplier(float value, const std::string& param_name, const char* field,
                               std::vector<bool>* has_values, std::vector<float>* values,
                               int learnable_id);
-  // Folds into each Scale the BatchNorm on stored statistics just before it
-  // and the plain ReLU just after it, in place on its blobs, where their
-  // engine is DEFAULT (ScaleLayer::FoldBatchNorm, FoldReLU). The folded
-  // layers' indices go to folded_batch_norms_ and folded_relus_.
+  // Folds into each Scale the BatchNorm on stored statistics just before it,
+  // in place on its blob, where the BatchNorm's engine is DEFAULT
+  // (ScaleLayer::FoldBatchNorm); their indices go to folded_batch_norms_.
   void FoldIntoScales();
   bool BatchNormFoldsInto(int batch_norm_id, int scale_id) const;
-  bool ReLUFoldsInto(int relu_id, int scale_id) const;
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();
@@ -214,9 +212,6 @@ class Net {
   // Folded BatchNorms: a forward pass that stops at one applies its pending
   // normalisation; a backward pass that stops at its Scale leaves it out.
   std::vector<int> folded_batch_norms_;
-  // Folded ReLUs: a forward pass that stops at their Scale leaves them out;
-  // a backward pass that stops at one makes it apply its own mask.
-  std::vector<int> folded_relus_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -5,7 +5,6 @@
 #include <typeinfo>
 
 #include "crema/layers/batch_norm_layer.hpp"
-#include "crema/layers/relu_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
@@ -563,49 +562,23 @@ bool Net<Dtype>::BatchNormFoldsInto(int batch_norm_id, int scale_id) const {
          scale->ScalesChannelsOf(*blob);
 }
 
-// A plain ReLU (engine DEFAULT) in place on the Scale's top, just after it.
-template <typename Dtype>
-bool Net<Dtype>::ReLUFoldsInto(int relu_id, int scale_id) const {
-  const auto* relu = dynamic_cast<const ReLULayer<Dtype>*>(layers_[relu_id].get());
-  if (!relu || !dynamic_cast<const ScaleLayer<Dtype>*>(layers_[scale_id].get()) ||
-      !relu->CanFold() || relu->layer_param().relu_param().engine() != ReLUParameter::DEFAULT) {
-    return false;
-  }
-  Blob<Dtype>* blob = top_vecs_[scale_id][0];
-  return bottom_vecs_[relu_id][0] == blob && top_vecs_[relu_id][0] == blob;
-}
-
 template <typename Dtype>
 void Net<Dtype>::FoldIntoScales() {
-  const int count = static_cast<int>(layers_.size());
-  for (int i = 1; i < count; ++i) {
-    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(layers_[i].get());
-    if (!scale) continue;
-    if (BatchNormFoldsInto(i - 1, i)) {
-      scale->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i - 1].get()));
-      folded_batch_norms_.push_back(i - 1);
-    }
-    if (i + 1 < count && ReLUFoldsInto(i + 1, i)) {
-      scale->FoldReLU(static_cast<ReLULayer<Dtype>*>(layers_[i + 1].get()));
-      folded_relus_.push_back(i + 1);
-    }
+  for (int i = 1; i < static_cast<int>(layers_.size()); ++i) {
+    if (!BatchNormFoldsInto(i - 1, i)) continue;
+    static_cast<ScaleLayer<Dtype>*>(layers_[i].get())
+        ->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i - 1].get()));
+    folded_batch_norms_.push_back(i - 1);
   }
   LOG_IF(INFO, log_ && !folded_batch_norms_.empty())
       << "Folded " << folded_batch_norms_.size()
       << " BatchNorm layers into the Scale layers that follow them";
-  LOG_IF(INFO, log_ && !folded_relus_.empty())
-      << "Folded " << folded_relus_.size() << " ReLU layers into the Scale layers before them";
 }
 
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   RequireLayerRange("forward", start, end);
   if (start == 0) RequireShapedInputs();
-  // A folded Scale rectifies for its ReLU when the pass goes on to the ReLU.
-  for (int relu_id : folded_relus_) {
-    static_cast<ScaleLayer<Dtype>*>(layers_[relu_id - 1].get())
-        ->set_fold_relu_forward(relu_id <= end);
-  }
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
     try {
@@ -645,10 +618,6 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   for (int batch_norm_id : folded_batch_norms_) {
     static_cast<ScaleLayer<Dtype>*>(layers_[batch_norm_id + 1].get())
         ->set_fold_backward(batch_norm_id >= end);
-  }
-  // A folded ReLU leaves its mask to the Scale when the pass goes on to it.
-  for (int relu_id : folded_relus_) {
-    static_cast<ReLULayer<Dtype>*>(layers_[relu_id].get())->set_fold_backward(relu_id - 1 >= end);
   }
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;

@@ -12,7 +12,6 @@
 #include "crema/layer.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/bias_layer.hpp"
-#include "crema/layers/relu_layer.hpp"
 
 namespace crema {
 
@@ -43,16 +42,6 @@ class ScaleLayer : public Layer<Dtype> {
   // (its own and the BatchNorm's in one pass: the default) or this layer's
   // (a backward pass that ends here; set by the net).
   void set_fold_backward(bool fold) { fold_backward_ = fold; }
-  // Folds the plain ReLU that runs in place on this layer's top just after
-  // it: on the CPU this layer's forward pass rectifies what it writes, and
-  // its backward pass masks the top gradient (where the rectified top is 0)
-  // before using it, sparing the ReLU's passes over the data. Set by the net
-  // (Net::FoldIntoScales).
-  void FoldReLU(ReLULayer<Dtype>* relu);
-  bool folds_relu() const { return folded_relu_ != nullptr; }
-  // Whether a forward pass rectifies (the default) or leaves the ReLU its
-  // work (a forward pass that stops at this layer; set by the net).
-  void set_fold_relu_forward(bool fold) { fold_relu_forward_ = fold; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -101,9 +90,6 @@ class ScaleLayer : public Layer<Dtype> {
   BatchNormLayer<Dtype>* folded_batch_norm_ = nullptr;
   bool forward_folded_ = false;
   bool fold_backward_ = true;
-  // The folded ReLU, and whether forward passes rectify for it.
-  ReLULayer<Dtype>* folded_relu_ = nullptr;
-  bool fold_relu_forward_ = true;
 };
 
 }  // namespace crema

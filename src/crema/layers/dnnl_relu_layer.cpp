@@ -62,7 +62,6 @@ void DnnlReLULayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom) {
 template <typename Dtype>
 void DnnlReLULayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                        const std::vector<Blob<Dtype>*>& top) {
-  if (this->SkipFoldedForward()) return;
   if (!primitives_) return ReLULayer<Dtype>::Forward_cpu(bottom, top);
   const Primitives& p = *primitives_;
   DnnlRun(p.forward, {{DNNL_ARG_SRC, Wrap(p.data, bottom[0]->cpu_data())},
@@ -74,7 +73,7 @@ void DnnlReLULayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob<Dtype>*>& bottom) {
   if (!primitives_) return ReLULayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
-  if (this->SkipFoldedBackward(propagate_down[0])) return;
+  if (!propagate_down[0]) return;
   const Primitives& p = *primitives_;
   DnnlRun(p.backward, {{DNNL_ARG_SRC, Wrap(p.data, bottom[0]->cpu_data())},
                        {DNNL_ARG_DIFF_DST, Wrap(p.data, top[0]->cpu_diff())},

@@ -8,15 +8,8 @@
 namespace crema {
 
 template <typename Dtype>
-bool ReLULayer<Dtype>::SkipFoldedBackward(bool propagate_down) {
-  mask_pending_ = propagate_down && folded_ && fold_backward_;
-  return !propagate_down || mask_pending_;
-}
-
-template <typename Dtype>
 void ReLULayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                    const std::vector<Blob<Dtype>*>& top) {
-  if (SkipFoldedForward()) return;
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
   const int count = bottom[0]->count();
@@ -33,7 +26,7 @@ template <typename Dtype>
 void ReLULayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                     const std::vector<bool>& propagate_down,
                                     const std::vector<Blob<Dtype>*>& bottom) {
-  if (SkipFoldedBackward(propagate_down[0])) return;
+  if (!propagate_down[0]) return;
   const Dtype* bottom_data = bottom[0]->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();

@@ -114,13 +114,6 @@ void ScaleLayer<Dtype>::FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm) {
   if (batch_norm) batch_norm->set_folded(true);
 }
 
-template <typename Dtype>
-void ScaleLayer<Dtype>::FoldReLU(ReLULayer<Dtype>* relu) {
-  if (folded_relu_) folded_relu_->set_folded(false);
-  folded_relu_ = relu;
-  if (relu) relu->set_folded(true);
-}
-
 // One pass, planes split over the pool: the copy kept for an in-place
 // backward, the scale and the bias (the bias layer's own body adds the same
 // value after the product; here it is added in the same pass), and a folded
@@ -136,7 +129,6 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
   Dtype* top_data = top[0]->mutable_cpu_data();
-  const bool rectify = folded_relu_ && fold_relu_forward_;
   ParallelForPlanes(outer_dim_ * scale_dim_, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int d = plane % scale_dim_;
@@ -155,41 +147,33 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
         const Dtype s = scale[d];
         for (int i = 0; i < inner_dim_; ++i) y[i] = x[i] * s;
       }
-      // While the plane is in the cache.
-      if (rectify) {
-        for (int i = 0; i < inner_dim_; ++i) y[i] = std::max(y[i], Dtype(0));
-      }
     }
   });
-  if (rectify) folded_relu_->MarkForwardFolded();
 }
 
 namespace {
 
-// One plane of a backward pass under a folded ReLU, in one sweep: the top
-// gradient masked where the rectified top y is 0 (written back: it is the
-// ReLU's bottom gradient), its sum and its dot with x - m, and dx = g * s.
-// dx may be dy itself (in place): each element is read before written.
+// One plane of the backward pass in one sweep: the sum of dy, its dot with
+// x - m, and dx = dy * s. dx may be dy itself (in place): each element is
+// read before it is written.
 template <typename Dtype>
-void MaskedPlaneBackward(int n, const Dtype* y, Dtype* dy, const Dtype* x, Dtype m, Dtype s,
-                         Dtype* dx, Dtype* sum, Dtype* dot) {
+void PlaneBackward(int n, const Dtype* dy, const Dtype* x, Dtype m, Dtype s, Dtype* dx, Dtype* sum,
+                   Dtype* dot) {
   Dtype sum_lanes[8] = {}, dot_lanes[8] = {};
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int k = 0; k < 8; ++k) {
-      const Dtype g = y[i + k] > 0 ? dy[i + k] : Dtype(0);
+      const Dtype g = dy[i + k];
       sum_lanes[k] += g;
       dot_lanes[k] += g * (x[i + k] - m);
-      dy[i + k] = g;
       dx[i + k] = g * s;
     }
   }
   Dtype total = 0, product = 0;
   for (; i < n; ++i) {
-    const Dtype g = y[i] > 0 ? dy[i] : Dtype(0);
+    const Dtype g = dy[i];
     total += g;
     product += g * (x[i] - m);
-    dy[i] = g;
     dx[i] = g * s;
   }
   for (int k = 0; k < 8; ++k) {
@@ -218,12 +202,7 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const int num_bottoms = static_cast<int>(bottom.size());
   const bool bias_wanted = bias_layer_ && this->param_propagate_down(bias_param_id_);
   const bool scale_wanted = ScaleGradientWanted(propagate_down, num_bottoms);
-  // A folded ReLU left its mask: the top gradient is zeroed where the
-  // rectified top is 0, plane by plane below, as the ReLU would have.
-  const Dtype* rectified =
-      folded_relu_ && folded_relu_->TakePendingMask() ? top[0]->cpu_data() : nullptr;
-  if (!rectified && !bias_wanted && !scale_wanted && !propagate_down[0]) return;
-  Dtype* masked_top_diff = rectified ? top[0]->mutable_cpu_diff() : nullptr;
+  if (!bias_wanted && !scale_wanted && !propagate_down[0]) return;
   Blob<Dtype>* scale = ScaleBlob(bottom);
   const Dtype* scale_data = scale->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
@@ -244,21 +223,15 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
       const size_t offset = static_cast<size_t>(plane) * inner_dim_;
       const Dtype* dy = top_diff + offset;
       const Dtype s = through_batch_norm ? scale_data[d] / std[d] : scale_data[d];
-      if (rectified && (bias_wanted || scale_wanted) && bottom_diff) {
-        // The usual case of a folded ReLU, in one sweep.
-        MaskedPlaneBackward(inner_dim_, rectified + offset, masked_top_diff + offset,
-                            bottom_data + offset, mean ? mean[d] : Dtype(0), s,
-                            bottom_diff + offset, &dy_sums[plane], &dy_x_sums[plane]);
+      const Dtype m = mean ? mean[d] : Dtype(0);
+      if ((bias_wanted || scale_wanted) && bottom_diff) {  // the usual case, in one sweep
+        PlaneBackward(inner_dim_, dy, bottom_data + offset, m, s, bottom_diff + offset,
+                      &dy_sums[plane], &dy_x_sums[plane]);
         continue;
-      }
-      if (rectified) {
-        Dtype* masked = masked_top_diff + offset;
-        const Dtype* y = rectified + offset;
-        for (int i = 0; i < inner_dim_; ++i) masked[i] = y[i] > 0 ? masked[i] : Dtype(0);
       }
       if (bias_wanted || scale_wanted) {
         plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane],
-                          mean ? mean[d] : Dtype(0));
+                          m);
       }
       if (bottom_diff) {
         Dtype* dx = bottom_diff + offset;
