@@ -28,7 +28,7 @@ class BatchNormLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
 
   // Folding into the Scale layer that follows in place (the net decides:
-  // Net::FoldBatchNorms; ScaleLayer::FoldBatchNorm). Only a layer on stored
+  // Net::FoldIntoScales; ScaleLayer::FoldBatchNorm). Only a layer on stored
   // statistics folds: its normalisation is then a per-channel affine map.
   bool CanFold() const { return use_global_stats_; }
   void set_folded(bool folded) { folded_ = folded; }

@@ -35,7 +35,7 @@ class ScaleLayer : public Layer<Dtype> {
   // layer's (in-place) bottom just before it: on the CPU the pair then makes
   // one pass over the data each way instead of two, y = (x - mean) * (scale /
   // std) + bias, and dx = dy * scale / std. Results differ from the unfolded
-  // pair's by float rounding only. Set by the net (Net::FoldBatchNorms).
+  // pair's by float rounding only. Set by the net (Net::FoldIntoScales).
   void FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm);
   bool folds_batch_norm() const { return folded_batch_norm_ != nullptr; }
   // Whether a folded backward pass writes the BatchNorm's bottom gradient
