@@ -1,8 +1,9 @@
 // Data pipeline benchmark: (1) how fast the shared reader and the prefetching
 // Data layer deliver Fashion-MNIST batches; (2) whether prefetching hides the
 // reading: a LeNet training step fed from the LMDB against the same step fed
-// from memory (MemoryData, same shape), ITERATIONS steps of each per round in
-// alternating chunks, ROUNDS rounds (default 200 and 5), each round's ratio.
+// from memory (MemoryData, same images), ITERATIONS timed steps of each per
+// round (default 500) in alternating chunks of 5, ROUNDS rounds (default 5),
+// each round's ratio of the median steps and of the total times.
 //   bench_data_pipeline TRAIN_LMDB [ITERATIONS] [ROUNDS]
 #include <algorithm>
 #include <cstdio>
@@ -60,15 +61,18 @@ void Step(crema::Net<float>* net) {
   net->Update();
 }
 
-// Seconds per step over `iterations` steps, after two untimed ones (the
-// other net's prefetch thread refills its queue then, and caches warm up).
-double StepSeconds(crema::Net<float>* net, int iterations) {
-  for (int i = 0; i < 2; ++i) Step(net);
-  crema::Timer timer;
-  timer.Start();
-  for (int i = 0; i < iterations; ++i) Step(net);
-  timer.Stop();
-  return timer.Seconds() / iterations;
+// Times `steps` steps, one by one, into `times` (seconds), after one
+// untimed step: the first after a switch of nets finds the caches holding
+// the other net's weights, for either net alike.
+void TimeSteps(crema::Net<float>* net, int steps, std::vector<double>* times) {
+  Step(net);
+  for (int i = 0; i < steps; ++i) {
+    crema::Timer timer;
+    timer.Start();
+    Step(net);
+    timer.Stop();
+    times->push_back(timer.Seconds());
+  }
 }
 
 double Median(std::vector<double> values) {
@@ -86,7 +90,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string source = argv[1];
-  const int iterations = argc > 2 ? std::atoi(argv[2]) : 200;
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 500;
   const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
   const int batch = 64;
 
@@ -132,43 +136,40 @@ int main(int argc, char** argv) {
   const std::string memory_layer =
       "layer { name: 'mnist' type: 'MemoryData' top: 'data' top: 'label'"
       "  memory_data_param { batch_size: 64 channels: 1 height: 28 width: 28 } }";
-  // Both nets live side by side and take turns in chunks of steps, so that
-  // a drift in the machine's speed (another tenant, the clock) falls on both
-  // alike. A round's ratio is the median over its pairs of chunks (a burst of
-  // another process falls on one chunk); the ratio of its total times is
-  // printed beside it.
+  // Both nets live side by side and take turns in short chunks of steps,
+  // many times per round, so that a change in the machine's speed (another
+  // tenant of the host, the clock) falls on both alike. A round compares the
+  // median steps (a burst of another process lengthens a few steps, not the
+  // median) and prints the ratio of its total times beside it.
   auto lmdb_net = MakeNet(lmdb_layer);
   auto memory_net = MakeNet(memory_layer);
   static_cast<crema::MemoryDataLayer<float>*>(memory_net->layers()[0].get())
       ->Reset(images.data(), labels.data(), batch * memory_batches);
-  const int chunks = 10, chunk_steps = std::max(1, iterations / chunks);
+  const int chunk_steps = 5, chunks = std::max(1, iterations / chunk_steps);
   std::vector<double> lmdb_times, memory_times, ratios, total_ratios;
   for (int round = 0; round < rounds; ++round) {
-    std::vector<double> lmdb_chunks, memory_chunks, chunk_ratios;
+    std::vector<double> lmdb_steps, memory_steps;
     for (int chunk = 0; chunk < chunks; ++chunk) {
-      lmdb_chunks.push_back(StepSeconds(lmdb_net.get(), chunk_steps));
-      memory_chunks.push_back(StepSeconds(memory_net.get(), chunk_steps));
-      chunk_ratios.push_back(memory_chunks.back() / lmdb_chunks.back());
+      TimeSteps(lmdb_net.get(), chunk_steps, &lmdb_steps);
+      TimeSteps(memory_net.get(), chunk_steps, &memory_steps);
     }
-    lmdb_times.push_back(Median(lmdb_chunks));
-    memory_times.push_back(Median(memory_chunks));
-    ratios.push_back(Median(chunk_ratios));
-    total_ratios.push_back(std::accumulate(memory_chunks.begin(), memory_chunks.end(), 0.0) /
-                           std::accumulate(lmdb_chunks.begin(), lmdb_chunks.end(), 0.0));
+    lmdb_times.push_back(Median(lmdb_steps));
+    memory_times.push_back(Median(memory_steps));
+    ratios.push_back(memory_times.back() / lmdb_times.back());
+    total_ratios.push_back(std::accumulate(memory_steps.begin(), memory_steps.end(), 0.0) /
+                           std::accumulate(lmdb_steps.begin(), lmdb_steps.end(), 0.0));
     std::printf(
-        "round %d: step from LMDB %.3f ms, from memory %.3f ms, ratio %.3f (of the totals %.3f; "
-        "chunk pairs:",
+        "round %d: median step from LMDB %.3f ms, from memory %.3f ms, ratio %.3f (of the "
+        "totals %.3f)\n",
         round + 1, 1e3 * lmdb_times.back(), 1e3 * memory_times.back(), ratios.back(),
         total_ratios.back());
-    for (double r : chunk_ratios) std::printf(" %.3f", r);
-    std::printf(")\n");
   }
   const double lmdb = Median(lmdb_times), memory = Median(memory_times);
   std::printf("LeNet training step (median of %d rounds): LMDB %.3f ms, memory %.3f ms\n", rounds,
               1e3 * lmdb, 1e3 * memory);
   std::printf(
-      "ratio memory/LMDB step time: median %.3f, lowest %.3f; of the totals: median %.3f, "
-      "lowest %.3f (1.0 = reading fully hidden; goal >= 0.97 in every round)\n",
+      "ratio memory/LMDB step time: median of the rounds %.3f, lowest %.3f; of the totals: "
+      "median %.3f, lowest %.3f (1.0 = reading fully hidden; goal >= 0.97 in every round)\n",
       Median(ratios), *std::min_element(ratios.begin(), ratios.end()), Median(total_ratios),
       *std::min_element(total_ratios.begin(), total_ratios.end()));
   std::printf("LeNet training throughput from LMDB: %.0f images/s\n", batch / lmdb);

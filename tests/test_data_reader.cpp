@@ -2,7 +2,9 @@
 // fixed order, wraps around, stops while its consumers are blocked, and the
 // prefetching Data layer serves batches in database order and leaves no
 // thread behind when the net goes away.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <boost/thread.hpp>
@@ -14,6 +16,7 @@
 #include "crema/data_reader.hpp"
 #include "crema/layers/data_layer.hpp"
 #include "crema/util/db.hpp"
+#include "crema/util/producer_priority.hpp"
 #include "eventually.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"
@@ -185,6 +188,50 @@ std::vector<int> Labels(const Blob<Dtype>& blob) {
   std::vector<int> labels;
   for (int i = 0; i < blob.count(); ++i) labels.push_back(static_cast<int>(blob.cpu_data()[i]));
   return labels;
+}
+
+// The threads of this process at the idle priority (ProducerPriority).
+int IdleThreads() {
+  int idle = 0;
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return -1;
+  while (dirent* task = readdir(tasks)) {
+    const int id = std::atoi(task->d_name);
+    if (id > 0 && sched_getscheduler(id) == SCHED_IDLE) ++idle;
+  }
+  closedir(tasks);
+  return idle;
+}
+
+// Once the pipeline is full, the reader and the prefetch thread wait at the
+// idle priority (they are ahead of the net); a consumer that finds the
+// records queue empty brings the reader back to normal priority.
+TEST_F(DataReaderTest, PipelineAheadOfTheNetRunsAtIdlePriority) {
+  if (!ProducerPriority::Supported()) {
+    GTEST_SKIP() << "this process may not leave the idle priority: data threads keep normal "
+                    "priority";
+  }
+  const std::string source = MakeDB(40);
+  ASSERT_EQ(IdleThreads(), 0);
+  {
+    DataLayer<float> layer(DataParam(source, 2));
+    Blob<float> data, label;
+    std::vector<Blob<float>*> bottom, top{&data, &label};
+    layer.SetUp(bottom, top);
+    EXPECT_TRUE(Eventually([] { return IdleThreads() == 2; }, "reader and prefetch to idle"));
+    layer.Forward(bottom, top);  // the batches go on in order
+    EXPECT_EQ(static_cast<int>(label.cpu_data()[0]), 0);
+  }
+  EXPECT_EQ(IdleThreads(), 0);  // gone with the layer
+  DataReader reader(DataParam(source, 2));
+  ASSERT_TRUE(Eventually([] { return IdleThreads() == 1; }, "a full reader to idle"));
+  std::vector<DataRecord*> taken;
+  DataRecord* record = nullptr;
+  while (reader.full().try_pop(&record)) taken.push_back(record);
+  reader.Hurry();
+  EXPECT_EQ(IdleThreads(), 0);
+  for (DataRecord* r : taken) reader.free().push(r);
+  EXPECT_TRUE(Eventually([] { return IdleThreads() == 1; }, "the refilled reader to idle"));
 }
 
 TEST_F(DataReaderTest, DataLayerServesBatchesInOrderAcrossWrapAround) {

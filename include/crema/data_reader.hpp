@@ -50,6 +50,9 @@ class DataReader {
   BlockingQueue<DataRecord*>& free() const { return queue_pair_->free; }
   BlockingQueue<DataRecord*>& full() const { return queue_pair_->full; }
   std::string failure_message() const;
+  // The consumer found full() empty: the reading thread, which runs at idle
+  // priority while it is ahead (ProducerPriority), is back at normal priority.
+  void Hurry() const;
 
   // Records this solver's slice has received so far.
   uint64_t records_read() const;
@@ -73,6 +76,7 @@ class DataReader {
     QueuePair(int rank, int size, const std::string& name);
     ~QueuePair();
     const int rank;
+    const size_t capacity;  // records in circulation
     std::atomic<uint64_t> records{0};
     BlockingQueue<DataRecord*> free;
     BlockingQueue<DataRecord*> full;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "crema/layer.hpp"
+#include "crema/util/producer_priority.hpp"
 
 namespace crema {
 
@@ -55,6 +56,7 @@ class DataReader::Body : public InternalThread {
   ~Body() override { StopInternalThread(); }
 
   void Register(const std::shared_ptr<QueuePair>& pair) { new_pairs_.push(pair); }
+  void Hurry() { priority_.Hurry(); }
   // Whether a reader of this rank, in a run of solver_count solvers, may join
   // this body; claims the rank if so. (Called under BodiesMutex.) Two nets of
   // one solver over one source (two nets built from Python, say) each get
@@ -72,6 +74,7 @@ class DataReader::Body : public InternalThread {
 
  protected:
   void InternalThreadEntry() override {
+    ProducerPriority::BoundScope bound(&priority_);
     std::vector<std::shared_ptr<QueuePair>> pairs(local_count_);
     while (!must_stop()) {
       for (int rank = 0; rank < solver_count_; ++rank) {
@@ -105,6 +108,7 @@ class DataReader::Body : public InternalThread {
  private:
   void ReadOne(QueuePair* pair) {
     DataRecord* record = pair->free.pop();
+    priority_.SetAhead(2 * pair->full.size() >= pair->capacity);
     record->key = cursor_->key();
     CREMA_REQUIRE(record->datum.ParseFromString(cursor_->value()),
                   "layer '" << param_.name() << "': record '" << record->key << "' of "
@@ -150,6 +154,8 @@ class DataReader::Body : public InternalThread {
   boost::mutex pairs_mutex_;
   std::vector<std::shared_ptr<QueuePair>> pairs_;
   std::set<int> claimed_ranks_;
+  // Idle while the consumer's queue holds half its records or more.
+  ProducerPriority priority_;
 };
 
 namespace {
@@ -165,7 +171,10 @@ std::multimap<std::string, std::weak_ptr<Body>>& Bodies() {
 }  // namespace
 
 DataReader::QueuePair::QueuePair(int rank_, int size, const std::string& name)
-    : rank(rank_), free(name + " (free records)", false), full(name + " (records read)") {
+    : rank(rank_),
+      capacity(static_cast<size_t>(size)),
+      free(name + " (free records)", false),
+      full(name + " (records read)") {
   for (int i = 0; i < size; ++i) free.push(new DataRecord());
 }
 
@@ -224,6 +233,8 @@ uint64_t DataReader::start_batches() const { return body_->start_batches(); }
 int DataReader::solver_count() const { return body_->solver_count(); }
 
 std::string DataReader::failure_message() const { return body_->failure_message(); }
+
+void DataReader::Hurry() const { body_->Hurry(); }
 
 size_t DataReader::live_bodies() {
   boost::mutex::scoped_lock lock(BodiesMutex());

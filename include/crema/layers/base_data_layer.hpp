@@ -13,6 +13,7 @@
 #include "crema/internal_thread.hpp"
 #include "crema/layer.hpp"
 #include "crema/util/blocking_queue.hpp"
+#include "crema/util/producer_priority.hpp"
 
 namespace crema {
 
@@ -86,6 +87,8 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public InternalThr
   BlockingQueue<Batch<Dtype>*> prefetch_full_;
   Batch<Dtype>* prefetch_current_ = nullptr;
   uint64_t batches_served_ = 0;
+  // The prefetch thread's: idle while half the batches or more wait ready.
+  ProducerPriority priority_;
 
  private:
   // Waits for the next full batch; a failed prefetch thread is a user error

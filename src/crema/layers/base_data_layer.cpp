@@ -64,9 +64,11 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry() {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
 #endif
+  ProducerPriority::BoundScope bound(&priority_);
   try {
     while (!must_stop()) {
       Batch<Dtype>* batch = prefetch_free_.pop();
+      priority_.SetAhead(2 * prefetch_full_.size() >= prefetch_.size());
       load_batch(batch);
 #ifndef CPU_ONLY
       if (Context::mode() == Context::GPU) {
@@ -97,7 +99,10 @@ void BasePrefetchingDataLayer<Dtype>::OnInternalThreadFailed() {
 template <typename Dtype>
 Batch<Dtype>* BasePrefetchingDataLayer<Dtype>::NextBatch() {
   if (prefetch_current_) prefetch_free_.push(prefetch_current_);
-  prefetch_current_ = prefetch_full_.pop();
+  if (!prefetch_full_.try_pop(&prefetch_current_)) {
+    priority_.Hurry();  // the net waits: no longer a background job
+    prefetch_current_ = prefetch_full_.pop();
+  }
   if (prefetch_current_) ++batches_served_;
   if (!prefetch_current_) {
     prefetch_full_.push(nullptr);  // every later Forward fails the same way

@@ -15,7 +15,11 @@ DataLayer<Dtype>::~DataLayer() {
 
 template <typename Dtype>
 DataRecord* DataLayer<Dtype>::NextRecord() {
-  DataRecord* record = reader_->full().pop();
+  DataRecord* record = nullptr;
+  if (!reader_->full().try_pop(&record)) {
+    reader_->Hurry();  // this thread waits: the reader is no longer a background job
+    record = reader_->full().pop();
+  }
   if (!record) {
     reader_->full().push(nullptr);  // later readers of this queue fail too
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): reading the database failed: "
