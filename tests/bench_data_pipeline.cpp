@@ -145,9 +145,12 @@ int main(int argc, char** argv) {
   auto memory_net = MakeNet(memory_layer);
   static_cast<crema::MemoryDataLayer<float>*>(memory_net->layers()[0].get())
       ->Reset(images.data(), labels.data(), batch * memory_batches);
+  const auto* lmdb_layer_of_net =
+      static_cast<const crema::DataLayer<float>*>(lmdb_net->layers()[0].get());
   const int chunk_steps = 5, chunks = std::max(1, iterations / chunk_steps);
   std::vector<double> lmdb_times, memory_times, ratios, total_ratios;
   for (int round = 0; round < rounds; ++round) {
+    const size_t waits_before = lmdb_layer_of_net->waits();
     std::vector<double> lmdb_steps, memory_steps;
     for (int chunk = 0; chunk < chunks; ++chunk) {
       TimeSteps(lmdb_net.get(), chunk_steps, &lmdb_steps);
@@ -160,9 +163,9 @@ int main(int argc, char** argv) {
                            std::accumulate(lmdb_steps.begin(), lmdb_steps.end(), 0.0));
     std::printf(
         "round %d: median step from LMDB %.3f ms, from memory %.3f ms, ratio %.3f (of the "
-        "totals %.3f)\n",
+        "totals %.3f; the LMDB net waited for a batch %zu times)\n",
         round + 1, 1e3 * lmdb_times.back(), 1e3 * memory_times.back(), ratios.back(),
-        total_ratios.back());
+        total_ratios.back(), lmdb_layer_of_net->waits() - waits_before);
   }
   const double lmdb = Median(lmdb_times), memory = Median(memory_times);
   std::printf("LeNet training step (median of %d rounds): LMDB %.3f ms, memory %.3f ms\n", rounds,
