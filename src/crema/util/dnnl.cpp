@@ -62,13 +62,22 @@ void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float
   CHECK_EQ(status, dnnl_success) << "oneDNN sgemm of " << M << "x" << N << "x" << K;
 }
 
-DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen)
+DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
+                           bool adding)
     : plain_(plain) {
   if (chosen == plain) return;
   own_ = dnnl::memory(chosen, DnnlEngine());
   to_own_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
   to_plain_ =
       dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
+  if (!adding) return;
+  // to = from + to: the reorder's sum post-op.
+  dnnl::post_ops sum;
+  sum.append_sum(1.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(sum);
+  to_plain_adding_ =
+      dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain, attr));
 }
 
 dnnl::memory DnnlArgument::In(const void* data) const {
@@ -86,6 +95,12 @@ dnnl::memory DnnlArgument::Out(void* data) const { return own_ ? own_ : Wrap(pla
 
 void DnnlArgument::Finish(void* data) const {
   if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
+}
+
+void DnnlArgument::FinishAdding(void* data) const {
+  // Invariant: callers ask adds() first.
+  CHECK(adds()) << "FinishAdding on an argument that does not add";
+  DnnlRun(to_plain_adding_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
 }
 
 }  // namespace crema
