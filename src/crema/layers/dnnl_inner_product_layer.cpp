@@ -123,19 +123,19 @@ void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>&
   dnnl::memory diff_dst;
   if (weight_grad || bias_grad) {
     const Dtype* bottom_data = bottom[0]->cpu_data();
+    Dtype* weight_diff = weight_diff_buffer_.mutable_cpu_data();
     diff_dst = p.args.weights_diff_dst.In(top_diff);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC,
          reuse_src ? p.args.forward_src.Again(bottom_data) : p.args.weights_src.In(bottom_data)},
         {DNNL_ARG_DIFF_DST, diff_dst},
-        {DNNL_ARG_DIFF_WEIGHTS, GradientOut(p.args.weights_diff_weights, &weight_diff_buffer_)}};
+        {DNNL_ARG_DIFF_WEIGHTS, p.args.weights_diff_weights.Out(weight_diff)}};
     if (this->bias_term_) {
       args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
     }
     DnnlRun(p.backward_weights, args);
-    if (weight_grad) {
-      AddGradient(p.args.weights_diff_weights, &weight_diff_buffer_, this->blobs_[0].get());
-    }
+    p.args.weights_diff_weights.Finish(weight_diff);
+    if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
     if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
   }
   if (propagate_down[0]) {

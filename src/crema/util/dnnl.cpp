@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "crema/util/bf16_blocks.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -62,25 +63,32 @@ void DnnlGemmOnThisThread(bool trans_a, bool trans_b, int M, int N, int K, float
   CHECK_EQ(status, dnnl_success) << "oneDNN sgemm of " << M << "x" << N << "x" << K;
 }
 
-DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
-                           bool adding)
+DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen)
     : plain_(plain) {
   if (chosen == plain) return;
   own_ = dnnl::memory(chosen, DnnlEngine());
   to_own_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
   to_plain_ =
       dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
-  if (!adding) return;
-  // to = from + to: the reorder's sum post-op.
-  dnnl::post_ops sum;
-  sum.append_sum(1.0f);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(sum);
-  to_plain_adding_ =
-      dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain, attr));
+  const dnnl::memory::dims dims = plain.dims();
+  using Tag = dnnl::memory::format_tag;
+  using Type = dnnl::memory::data_type;
+  if (dims.size() == 4 && dims[1] % 16 == 0 && DnnlHasBf16() &&
+      plain == dnnl::memory::desc(dims, Type::f32, Tag::abcd) &&
+      chosen == dnnl::memory::desc(dims, Type::bf16, Tag::aBcd16b)) {
+    to_blocked_bf16_ = true;
+    num_ = static_cast<int>(dims[0]);
+    channels_ = static_cast<int>(dims[1]);
+    spatial_ = static_cast<int>(dims[2] * dims[3]);
+  }
 }
 
 dnnl::memory DnnlArgument::In(const void* data) const {
+  if (to_blocked_bf16_) {
+    FloatToBlockedBf16(static_cast<const float*>(data),
+                       static_cast<uint16_t*>(own_.get_data_handle()), num_, channels_, spatial_);
+    return own_;
+  }
   const dnnl::memory blob = Wrap(plain_, data);
   if (!own_) return blob;
   DnnlRun(to_own_, {{DNNL_ARG_FROM, blob}, {DNNL_ARG_TO, own_}});
@@ -95,12 +103,6 @@ dnnl::memory DnnlArgument::Out(void* data) const { return own_ ? own_ : Wrap(pla
 
 void DnnlArgument::Finish(void* data) const {
   if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
-}
-
-void DnnlArgument::FinishAdding(void* data) const {
-  // Invariant: callers ask adds() first.
-  CHECK(adds()) << "FinishAdding on an argument that does not add";
-  DnnlRun(to_plain_adding_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
 }
 
 }  // namespace crema

@@ -83,10 +83,7 @@ inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
 class DnnlArgument {
  public:
   DnnlArgument() = default;
-  // adding: the argument is a gradient that is added into its blob
-  // (FinishAdding), not copied.
-  DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen,
-               bool adding = false);
+  DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
   // The argument holding the blob memory `data` (reordered when not plain).
   dnnl::memory In(const void* data) const;
   // As In, without the reorder: the own buffer still holds `data` from the
@@ -98,20 +95,17 @@ class DnnlArgument {
   dnnl::memory Out(void* data) const;
   // After the primitive ran: copies the own buffer back into `data`.
   void Finish(void* data) const;
-  // Whether FinishAdding can add into the blob: an argument made `adding`
-  // whose chosen layout is not the plain one (else the primitive writes the
-  // plain memory itself, and the caller must add a copy).
-  bool adds() const { return static_cast<bool>(to_plain_adding_); }
-  // After the primitive ran: adds the own buffer into `data` in the
-  // reorder's one pass (Caffe's layers accumulate parameter gradients).
-  void FinishAdding(void* data) const;
 
  private:
   dnnl::memory::desc Desc() const { return own_ ? own_.get_desc() : plain_; }
 
   dnnl::memory::desc plain_;
   dnnl::memory own_;  // empty where the chosen layout is the plain one
-  dnnl::reorder to_own_, to_plain_, to_plain_adding_;
+  dnnl::reorder to_own_, to_plain_;
+  // Float nchw into bf16 nChw16c (channels a multiple of 16): In converts
+  // with FloatToBlockedBf16 instead of to_own_.
+  bool to_blocked_bf16_ = false;
+  int num_ = 0, channels_ = 0, spatial_ = 0;
 };
 
 // The arguments of a layer's three training primitives (forward, backward
@@ -130,7 +124,7 @@ struct DnnlTrainingArguments {
         data_weights(weights, data.weights_desc()),
         data_diff_dst(dst, data.diff_dst_desc()),
         weights_src(src, weights_pd.src_desc()),
-        weights_diff_weights(weights, weights_pd.diff_weights_desc(), true),
+        weights_diff_weights(weights, weights_pd.diff_weights_desc()),
         weights_diff_dst(dst, weights_pd.diff_dst_desc()) {}
 
   DnnlArgument forward_src, forward_weights, forward_dst;
@@ -143,22 +137,6 @@ struct DnnlTrainingArguments {
 template <typename Dtype>
 void AccumulateInto(const Blob<Dtype>& gradient, Blob<Dtype>* parameter) {
   cpu_axpy(gradient.count(), Dtype(1), gradient.cpu_data(), parameter->mutable_cpu_diff());
-}
-
-// A parameter gradient a primitive computes (argument `gradient`), added into
-// the parameter's diff. In a blocked layout the primitive writes the
-// argument's own buffer and the reorder back adds it, in one pass (ResNet-50's
-// weight gradients are 94 MB); in the plain layout the primitive writes
-// `buffer`, added after.
-template <typename Dtype>
-dnnl::memory GradientOut(const DnnlArgument& gradient, Blob<Dtype>* buffer) {
-  return gradient.Out(gradient.adds() ? nullptr : buffer->mutable_cpu_data());
-}
-template <typename Dtype>
-void AddGradient(const DnnlArgument& gradient, Blob<Dtype>* buffer, Blob<Dtype>* parameter) {
-  if (gradient.adds()) return gradient.FinishAdding(parameter->mutable_cpu_diff());
-  gradient.Finish(buffer->mutable_cpu_data());
-  AccumulateInto(*buffer, parameter);
 }
 
 }  // namespace crema
