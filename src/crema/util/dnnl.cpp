@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "crema/util/bf16_blocks.hpp"
+#include "crema/util/channel_blocks.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -73,21 +73,32 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
   const dnnl::memory::dims dims = plain.dims();
   using Tag = dnnl::memory::format_tag;
   using Type = dnnl::memory::data_type;
-  if (dims.size() == 4 && dims[1] % 16 == 0 && DnnlHasBf16() &&
-      plain == dnnl::memory::desc(dims, Type::f32, Tag::abcd) &&
-      chosen == dnnl::memory::desc(dims, Type::bf16, Tag::aBcd16b)) {
-    to_blocked_bf16_ = true;
-    num_ = static_cast<int>(dims[0]);
-    channels_ = static_cast<int>(dims[1]);
-    spatial_ = static_cast<int>(dims[2] * dims[3]);
+  if (dims.size() != 4 || dims[1] % 16 != 0 || !ChannelBlocksSupported() ||
+      plain != dnnl::memory::desc(dims, Type::f32, Tag::abcd)) {
+    return;
+  }
+  num_ = static_cast<int>(dims[0]);
+  channels_ = static_cast<int>(dims[1]);
+  spatial_ = static_cast<int>(dims[2] * dims[3]);
+  if (chosen == dnnl::memory::desc(dims, Type::f32, Tag::aBcd16b)) {
+    in_ = out_ = Move::kFloatBlocks;
+  } else if (chosen == dnnl::memory::desc(dims, Type::bf16, Tag::aBcd16b) && DnnlHasBf16()) {
+    in_ = Move::kBf16Blocks;  // bf16 arguments are only read by the primitives
   }
 }
 
 dnnl::memory DnnlArgument::In(const void* data) const {
-  if (to_blocked_bf16_) {
-    FloatToBlockedBf16(static_cast<const float*>(data),
-                       static_cast<uint16_t*>(own_.get_data_handle()), num_, channels_, spatial_);
-    return own_;
+  const float* plain = static_cast<const float*>(data);
+  void* own = in_ == Move::kReorder ? nullptr : own_.get_data_handle();
+  switch (in_) {
+    case Move::kFloatBlocks:
+      PlainToChannelBlocks(plain, static_cast<float*>(own), num_, channels_, spatial_);
+      return own_;
+    case Move::kBf16Blocks:
+      PlainToChannelBlocksBf16(plain, static_cast<uint16_t*>(own), num_, channels_, spatial_);
+      return own_;
+    case Move::kReorder:
+      break;
   }
   const dnnl::memory blob = Wrap(plain_, data);
   if (!own_) return blob;
@@ -102,6 +113,10 @@ dnnl::memory DnnlArgument::Again(const void* data) const {
 dnnl::memory DnnlArgument::Out(void* data) const { return own_ ? own_ : Wrap(plain_, data); }
 
 void DnnlArgument::Finish(void* data) const {
+  if (out_ == Move::kFloatBlocks) {
+    return ChannelBlocksToPlain(static_cast<const float*>(own_.get_data_handle()),
+                                static_cast<float*>(data), num_, channels_, spatial_);
+  }
   if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
 }
 

@@ -102,9 +102,11 @@ class DnnlArgument {
   dnnl::memory::desc plain_;
   dnnl::memory own_;  // empty where the chosen layout is the plain one
   dnnl::reorder to_own_, to_plain_;
-  // Float nchw into bf16 nChw16c (channels a multiple of 16): In converts
-  // with FloatToBlockedBf16 instead of to_own_.
-  bool to_blocked_bf16_ = false;
+  // Between float nchw and nChw16c (channels a multiple of 16) the moves of
+  // channel_blocks.hpp replace the reorders: In to float or bf16 blocks,
+  // Finish from float blocks.
+  enum class Move { kReorder, kFloatBlocks, kBf16Blocks };
+  Move in_ = Move::kReorder, out_ = Move::kReorder;
   int num_ = 0, channels_ = 0, spatial_ = 0;
 };
 

@@ -1,0 +1,142 @@
+#include "crema/util/channel_blocks.hpp"
+
+#ifdef CREMA_DNNL
+
+// GCC 12's AVX-512 headers pass an uninitialised vector as the unused merge
+// operand of unmasked intrinsics (GCC bug 105593): a false warning.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstddef>
+
+#include "crema/util/thread_pool.hpp"
+
+namespace crema {
+
+namespace {
+
+constexpr int kBlock = 16;
+
+// The kernels are compiled for AVX-512 whatever the build's target; callers
+// reach them only on CPUs that have it (ChannelBlocksSupported, DnnlHasBf16).
+#define CREMA_AVX512 __attribute__((target("avx512f")))
+#define CREMA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+
+// rows[r] holds 16 values of row r; afterwards rows[k] holds the k-th value
+// of every row (a 16x16 transpose: pairs, quads, then 128-bit lanes twice).
+CREMA_AVX512 inline void Transpose16x16(__m512 rows[kBlock]) {
+  __m512 t[kBlock], u[kBlock];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + j] = _mm512_shuffle_f32x4(u[8 * i + j], u[8 * i + 4 + j], 0x88);
+      t[8 * i + 4 + j] = _mm512_shuffle_f32x4(u[8 * i + j], u[8 * i + 4 + j], 0xdd);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    rows[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    rows[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
+}
+
+// One block of 16 channels of one image. `planes` is its first channel's
+// plane (stride `spatial`), `block` its [spatial][16] block. Positions come
+// 16 at a time (a register transpose), the last ones one by one.
+CREMA_AVX512 void PlanesToBlock(const float* planes, float* block, int spatial) {
+  int s = 0;
+  for (; s + kBlock <= spatial; s += kBlock) {
+    __m512 rows[kBlock];
+    for (int c = 0; c < kBlock; ++c) rows[c] = _mm512_loadu_ps(planes + size_t(c) * spatial + s);
+    Transpose16x16(rows);
+    for (int k = 0; k < kBlock; ++k) _mm512_storeu_ps(block + size_t(s + k) * kBlock, rows[k]);
+  }
+  for (; s < spatial; ++s) {
+    for (int c = 0; c < kBlock; ++c)
+      block[size_t(s) * kBlock + c] = planes[size_t(c) * spatial + s];
+  }
+}
+
+CREMA_AVX512_BF16 void PlanesToBlockBf16(const float* planes, uint16_t* block, int spatial) {
+  int s = 0;
+  for (; s + kBlock <= spatial; s += kBlock) {
+    __m512 rows[kBlock];
+    for (int c = 0; c < kBlock; ++c) rows[c] = _mm512_loadu_ps(planes + size_t(c) * spatial + s);
+    Transpose16x16(rows);
+    for (int k = 0; k < kBlock; k += 2) {
+      const __m512bh pair = _mm512_cvtne2ps_pbh(rows[k + 1], rows[k]);
+      _mm512_storeu_si512(block + size_t(s + k) * kBlock, (__m512i)pair);
+    }
+  }
+  for (; s < spatial; ++s) {  // the instruction rounds these too
+    float channels[kBlock];
+    for (int c = 0; c < kBlock; ++c) channels[c] = planes[size_t(c) * spatial + s];
+    const __m256bh values = _mm512_cvtneps_pbh(_mm512_loadu_ps(channels));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + size_t(s) * kBlock), (__m256i)values);
+  }
+}
+
+CREMA_AVX512 void BlockToPlanes(const float* block, float* planes, int spatial) {
+  int s = 0;
+  for (; s + kBlock <= spatial; s += kBlock) {
+    __m512 rows[kBlock];
+    for (int k = 0; k < kBlock; ++k) rows[k] = _mm512_loadu_ps(block + size_t(s + k) * kBlock);
+    Transpose16x16(rows);
+    for (int c = 0; c < kBlock; ++c) _mm512_storeu_ps(planes + size_t(c) * spatial + s, rows[c]);
+  }
+  for (; s < spatial; ++s) {
+    for (int c = 0; c < kBlock; ++c)
+      planes[size_t(c) * spatial + s] = block[size_t(s) * kBlock + c];
+  }
+}
+
+#undef CREMA_AVX512
+#undef CREMA_AVX512_BF16
+
+// Calls body(offset) for every block of 16 channels of every image: both
+// layouts put block b (image b / blocks, channels 16 * (b % blocks) on) at
+// the offset b * 16 * spatial.
+template <typename Body>
+void ForEachBlock(int num, int channels, int spatial, const Body& body) {
+  const size_t block_size = size_t(kBlock) * spatial;
+  ParallelForPlanes(num * (channels / kBlock), static_cast<int>(block_size),
+                    [&](int begin, int end) {
+                      for (int b = begin; b < end; ++b) body(b * block_size);
+                    });
+}
+
+}  // namespace
+
+bool ChannelBlocksSupported() {
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+}
+
+void PlainToChannelBlocks(const float* in, float* out, int num, int channels, int spatial) {
+  ForEachBlock(num, channels, spatial,
+               [&](size_t at) { PlanesToBlock(in + at, out + at, spatial); });
+}
+
+void PlainToChannelBlocksBf16(const float* in, uint16_t* out, int num, int channels, int spatial) {
+  ForEachBlock(num, channels, spatial,
+               [&](size_t at) { PlanesToBlockBf16(in + at, out + at, spatial); });
+}
+
+void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, int spatial) {
+  ForEachBlock(num, channels, spatial,
+               [&](size_t at) { BlockToPlanes(in + at, out + at, spatial); });
+}
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL

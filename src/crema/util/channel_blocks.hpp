@@ -1,0 +1,32 @@
+// Activations between Caffe's layout (nchw, float) and oneDNN's blocked
+// layout of 16 channels (nChw16c, float or bfloat16), in one pass each way.
+// A oneDNN convolution moves its bottom and top gradient into the blocked
+// layout and its top and bottom gradient out of it at every step; oneDNN's
+// own reorders did this at 16-25 GB/s on ResNet-50's shapes, a 16x16
+// transpose in AVX-512 registers runs at the machine's bandwidth.
+// CREMA_DNNL builds; channels a multiple of 16; split over the thread pool.
+#ifndef CREMA_UTIL_CHANNEL_BLOCKS_HPP_
+#define CREMA_UTIL_CHANNEL_BLOCKS_HPP_
+
+#ifdef CREMA_DNNL
+
+#include <cstdint>
+
+namespace crema {
+
+// Whether this CPU runs the float conversions (AVX-512F); the bf16 one
+// needs DnnlHasBf16() as well.
+bool ChannelBlocksSupported();
+
+// out[n][c / 16][s][c % 16] = in[n][c][s].
+void PlainToChannelBlocks(const float* in, float* out, int num, int channels, int spatial);
+// The same as bfloat16, rounded to nearest even (NaN kept NaN), as the
+// CPU's conversion instruction and oneDNN's reorder round.
+void PlainToChannelBlocksBf16(const float* in, uint16_t* out, int num, int channels, int spatial);
+// out[n][c][s] = in[n][c / 16][s][c % 16].
+void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, int spatial);
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL
+#endif  // CREMA_UTIL_CHANNEL_BLOCKS_HPP_

@@ -1,0 +1,161 @@
+// Activations between float nchw and nChw16c (channel_blocks.hpp, and
+// DnnlArgument's In and Finish where a convolution's arguments take that
+// path): the same bits as oneDNN's own reorders, for every spatial size
+// (whole 16-position tiles and the positions after them), batch and channel
+// count, and in bf16 for the values whose rounding is delicate (ties, the
+// largest floats, infinities, NaN, denormals).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "crema/util/dnnl.hpp"
+
+#ifdef CREMA_DNNL
+#include "crema/util/channel_blocks.hpp"
+#endif
+
+namespace crema {
+namespace {
+
+#ifdef CREMA_DNNL
+
+using Dims = dnnl::memory::dims;
+using Tag = dnnl::memory::format_tag;
+using Type = dnnl::memory::data_type;
+
+size_t Count(const Dims& dims) { return dims[0] * dims[1] * dims[2] * dims[3]; }
+
+// Random values with the delicate ones mixed in.
+std::vector<float> Values(size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  const float specials[] = {0.f,
+                            -0.f,
+                            1.f + 1.f / 256,  // a tie: rounds to even (down)
+                            1.f + 3.f / 256,  // a tie: rounds to even (up)
+                            std::numeric_limits<float>::max(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    values[i] = i % 7 == 3 ? specials[(i / 7) % (sizeof(specials) / sizeof(float))] : normal(rng);
+  }
+  return values;
+}
+
+// What oneDNN's reorder makes of `from` (layout from_tag, type from_type).
+template <typename To>
+std::vector<To> OneDnnReorder(const void* from, const Dims& dims, Type from_type, Tag from_tag,
+                              Type to_type, Tag to_tag) {
+  const dnnl::memory::desc from_desc(dims, from_type, from_tag), to_desc(dims, to_type, to_tag);
+  std::vector<To> out(to_desc.get_size() / sizeof(To));
+  dnnl::memory source(from_desc, DnnlEngine(), const_cast<void*>(from));
+  dnnl::memory target(to_desc, DnnlEngine(), out.data());
+  DnnlRun(dnnl::reorder(source, target), {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, target}});
+  return out;
+}
+
+// Bit for bit, where two NaNs count as equal (their payloads may differ).
+template <typename T>
+void ExpectSameBits(const std::vector<T>& expected, const T* actual, const Dims& dims) {
+  int differing = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const bool both_nan = actual[i] != actual[i] && expected[i] != expected[i];
+    if (std::memcmp(&expected[i], &actual[i], sizeof(T)) != 0 && !both_nan && differing++ < 5) {
+      ADD_FAILURE() << "element " << i << " of " << dims[0] << "x" << dims[1] << "x" << dims[2]
+                    << "x" << dims[3] << ": " << actual[i] << ", oneDNN " << expected[i];
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+
+// bf16 as 16-bit patterns: NaN where the exponent is all ones and the
+// mantissa is not zero.
+void ExpectSameBf16(const std::vector<uint16_t>& expected, const uint16_t* actual,
+                    const Dims& dims) {
+  const auto nan = [](uint16_t v) { return (v & 0x7fff) > 0x7f80; };
+  int differing = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i] && !(nan(expected[i]) && nan(actual[i])) && differing++ < 5) {
+      ADD_FAILURE() << "element " << i << " of " << dims[0] << "x" << dims[1] << "x" << dims[2]
+                    << "x" << dims[3] << ": 0x" << std::hex << actual[i] << ", oneDNN 0x"
+                    << expected[i];
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+
+class ChannelBlocksTest : public ::testing::TestWithParam<Dims> {
+ protected:
+  void SetUp() override {
+    if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: reorders run";
+  }
+  static void RequireBf16() {
+    if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
+  }
+};
+
+TEST_P(ChannelBlocksTest, FloatBlocksMatchOneDnnReorder) {
+  const Dims dims = GetParam();
+  const std::vector<float> plain = Values(Count(dims), 5);
+  std::vector<float> blocks(plain.size()), back(plain.size());
+  PlainToChannelBlocks(plain.data(), blocks.data(), dims[0], dims[1], dims[2] * dims[3]);
+  ExpectSameBits(
+      OneDnnReorder<float>(plain.data(), dims, Type::f32, Tag::abcd, Type::f32, Tag::aBcd16b),
+      blocks.data(), dims);
+  ChannelBlocksToPlain(blocks.data(), back.data(), dims[0], dims[1], dims[2] * dims[3]);
+  ExpectSameBits(plain, back.data(), dims);
+}
+
+TEST_P(ChannelBlocksTest, Bf16BlocksMatchOneDnnReorder) {
+  RequireBf16();
+  const Dims dims = GetParam();
+  const std::vector<float> plain = Values(Count(dims), 7);
+  std::vector<uint16_t> blocks(plain.size());
+  PlainToChannelBlocksBf16(plain.data(), blocks.data(), dims[0], dims[1], dims[2] * dims[3]);
+  ExpectSameBf16(
+      OneDnnReorder<uint16_t>(plain.data(), dims, Type::f32, Tag::abcd, Type::bf16, Tag::aBcd16b),
+      blocks.data(), dims);
+}
+
+// The arguments of a primitive: the moves above where they apply (a multiple
+// of 16 channels), oneDNN's reorders elsewhere; the same bits either way.
+TEST_P(ChannelBlocksTest, ArgumentsMatchOneDnnReorders) {
+  for (const dnnl::memory::dim channels : {GetParam()[1], GetParam()[1] + 8}) {
+    Dims dims = GetParam();
+    dims[1] = channels;
+    const std::vector<float> plain = Values(Count(dims), 11);
+    const std::vector<int> shape(dims.begin(), dims.end());
+    const DnnlArgument floats(PlainDesc(shape), dnnl::memory::desc(dims, Type::f32, Tag::aBcd16b));
+    const dnnl::memory in = floats.In(plain.data());
+    ExpectSameBits(
+        OneDnnReorder<float>(plain.data(), dims, Type::f32, Tag::abcd, Type::f32, Tag::aBcd16b),
+        static_cast<const float*>(in.get_data_handle()), dims);
+    std::vector<float> back(plain.size());
+    floats.Finish(back.data());  // the blocks In left in the argument's buffer
+    ExpectSameBits(plain, back.data(), dims);
+    if (!DnnlHasBf16()) continue;
+    const DnnlArgument bf16(PlainDesc(shape), dnnl::memory::desc(dims, Type::bf16, Tag::aBcd16b));
+    ExpectSameBf16(
+        OneDnnReorder<uint16_t>(plain.data(), dims, Type::f32, Tag::abcd, Type::bf16, Tag::aBcd16b),
+        static_cast<const uint16_t*>(bf16.In(plain.data()).get_data_handle()), dims);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ChannelBlocksTest,
+                         ::testing::Values(Dims{1, 16, 1, 1},     // one position
+                                           Dims{1, 16, 4, 4},     // one tile
+                                           Dims{2, 32, 5, 7},     // 2 tiles + 3 positions
+                                           Dims{3, 48, 14, 14},   // 12 tiles + 4
+                                           Dims{2, 64, 17, 3}));  // odd sizes
+
+#endif  // CREMA_DNNL
+
+}  // namespace
+}  // namespace crema
