@@ -52,51 +52,60 @@ CREMA_AVX512 inline void Transpose16x16(__m512 rows[kBlock]) {
 
 // One block of 16 channels of one image. `planes` is its first channel's
 // plane (stride `spatial`), `block` its [spatial][16] block. Positions come
-// 16 at a time (a register transpose), the last ones one by one.
-CREMA_AVX512 void PlanesToBlock(const float* planes, float* block, int spatial) {
-  int s = 0;
-  for (; s + kBlock <= spatial; s += kBlock) {
-    __m512 rows[kBlock];
-    for (int c = 0; c < kBlock; ++c) rows[c] = _mm512_loadu_ps(planes + size_t(c) * spatial + s);
-    Transpose16x16(rows);
-    for (int k = 0; k < kBlock; ++k) _mm512_storeu_ps(block + size_t(s + k) * kBlock, rows[k]);
+// 16 at a time, through a register transpose; the last 1-15 the same way,
+// with masked loads and stores.
+CREMA_AVX512 inline __mmask16 FirstLanes(int count) {
+  return static_cast<__mmask16>((1u << count) - 1);
+}
+
+CREMA_AVX512 inline void LoadPlanes(const float* planes, int spatial, int s, int count,
+                                    __m512 rows[kBlock]) {
+  const __mmask16 mask = FirstLanes(count);
+  for (int c = 0; c < kBlock; ++c) {
+    rows[c] = _mm512_maskz_loadu_ps(mask, planes + size_t(c) * spatial + s);
   }
-  for (; s < spatial; ++s) {
-    for (int c = 0; c < kBlock; ++c)
-      block[size_t(s) * kBlock + c] = planes[size_t(c) * spatial + s];
+  Transpose16x16(rows);  // rows[k]: the 16 channels of position s + k
+}
+
+CREMA_AVX512 void PlanesToBlock(const float* planes, float* block, int spatial) {
+  for (int s = 0; s < spatial; s += kBlock) {
+    const int count = spatial - s < kBlock ? spatial - s : kBlock;
+    __m512 rows[kBlock];
+    LoadPlanes(planes, spatial, s, count, rows);
+    for (int k = 0; k < count; ++k) _mm512_storeu_ps(block + size_t(s + k) * kBlock, rows[k]);
   }
 }
 
 CREMA_AVX512_BF16 void PlanesToBlockBf16(const float* planes, uint16_t* block, int spatial) {
-  int s = 0;
-  for (; s + kBlock <= spatial; s += kBlock) {
+  for (int s = 0; s < spatial; s += kBlock) {
+    const int count = spatial - s < kBlock ? spatial - s : kBlock;
     __m512 rows[kBlock];
-    for (int c = 0; c < kBlock; ++c) rows[c] = _mm512_loadu_ps(planes + size_t(c) * spatial + s);
-    Transpose16x16(rows);
-    for (int k = 0; k < kBlock; k += 2) {
+    LoadPlanes(planes, spatial, s, count, rows);
+    int k = 0;
+    for (; k + 2 <= count; k += 2) {  // two positions per conversion
       const __m512bh pair = _mm512_cvtne2ps_pbh(rows[k + 1], rows[k]);
       _mm512_storeu_si512(block + size_t(s + k) * kBlock, (__m512i)pair);
     }
-  }
-  for (; s < spatial; ++s) {  // the instruction rounds these too
-    float channels[kBlock];
-    for (int c = 0; c < kBlock; ++c) channels[c] = planes[size_t(c) * spatial + s];
-    const __m256bh values = _mm512_cvtneps_pbh(_mm512_loadu_ps(channels));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + size_t(s) * kBlock), (__m256i)values);
+    if (k < count) {
+      const __m256bh last = _mm512_cvtneps_pbh(rows[k]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + size_t(s + k) * kBlock),
+                          (__m256i)last);
+    }
   }
 }
 
 CREMA_AVX512 void BlockToPlanes(const float* block, float* planes, int spatial) {
-  int s = 0;
-  for (; s + kBlock <= spatial; s += kBlock) {
+  for (int s = 0; s < spatial; s += kBlock) {
+    const int count = spatial - s < kBlock ? spatial - s : kBlock;
     __m512 rows[kBlock];
-    for (int k = 0; k < kBlock; ++k) rows[k] = _mm512_loadu_ps(block + size_t(s + k) * kBlock);
-    Transpose16x16(rows);
-    for (int c = 0; c < kBlock; ++c) _mm512_storeu_ps(planes + size_t(c) * spatial + s, rows[c]);
-  }
-  for (; s < spatial; ++s) {
-    for (int c = 0; c < kBlock; ++c)
-      planes[size_t(c) * spatial + s] = block[size_t(s) * kBlock + c];
+    for (int k = 0; k < kBlock; ++k) {
+      rows[k] = k < count ? _mm512_loadu_ps(block + size_t(s + k) * kBlock) : _mm512_setzero_ps();
+    }
+    Transpose16x16(rows);  // rows[c]: channel c at positions s..s+15
+    const __mmask16 mask = FirstLanes(count);
+    for (int c = 0; c < kBlock; ++c) {
+      _mm512_mask_storeu_ps(planes + size_t(c) * spatial + s, mask, rows[c]);
+    }
   }
 }
 
