@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "crema/util/dnnl.hpp"
@@ -154,6 +156,45 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ChannelBlocksTest,
                                            Dims{2, 32, 5, 7},     // 2 tiles + 3 positions
                                            Dims{3, 48, 14, 14},   // 12 tiles + 4
                                            Dims{2, 64, 17, 3}));  // odd sizes
+
+// Convolution weights (oihw) to the three paired bf16 layouts of oneDNN's
+// bf16 kernels, directly and as a primitive's argument.
+class Bf16WeightsTest : public ::testing::TestWithParam<Dims> {
+ protected:
+  void SetUp() override {
+    if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
+  }
+};
+
+TEST_P(Bf16WeightsTest, LayoutsMatchOneDnnReorder) {
+  const Dims dims = GetParam();
+  const std::vector<float> weights = Values(Count(dims), 13);
+  const std::vector<int> shape(dims.begin(), dims.end());
+  const std::pair<Tag, Bf16WeightLayout> layouts[] = {
+      {Tag::ABcd8b16a2b, Bf16WeightLayout::kPairedInputs},
+      {Tag::ABcd8a16b2a, Bf16WeightLayout::kPairedOutputs},
+      {Tag::BAcd8a16b2a, Bf16WeightLayout::kPairedOutputsInputsOuter}};
+  for (const auto& layout : layouts) {
+    SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout.second)));
+    const std::vector<uint16_t> expected = OneDnnReorder<uint16_t>(
+        weights.data(), dims, Type::f32, Tag::abcd, Type::bf16, layout.first);
+    std::vector<uint16_t> out(expected.size());
+    WeightsToBf16Blocks(weights.data(), out.data(), dims[0], dims[1], dims[2] * dims[3],
+                        layout.second);
+    ExpectSameBf16(expected, out.data(), dims);
+    const DnnlArgument argument(PlainDesc(shape),
+                                dnnl::memory::desc(dims, Type::bf16, layout.first));
+    ExpectSameBf16(expected,
+                   static_cast<const uint16_t*>(argument.In(weights.data()).get_data_handle()),
+                   dims);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16WeightsTest,
+                         ::testing::Values(Dims{16, 16, 1, 1},    // one tile
+                                           Dims{32, 48, 3, 3},    // 2 x 3 blocks, 9 positions
+                                           Dims{64, 32, 1, 1},    // more outputs than inputs
+                                           Dims{16, 32, 5, 2}));  // a rectangular kernel
 
 #endif  // CREMA_DNNL
 

@@ -109,6 +109,35 @@ CREMA_AVX512 void BlockToPlanes(const float* block, float* planes, int spatial) 
   }
 }
 
+// One 16x16 tile of weights (one output block, one input block, one kernel
+// position) in a paired layout: out row r (32 bf16) interleaves lines 2r and
+// 2r+1 of the tile, a line being the 16 values of one channel of the paired
+// side across the other side's 16 channels. `first` is the tile's first
+// weight in oihw; `pair_stride` and `lane_stride` step the paired and the
+// other side's channel there.
+CREMA_AVX512_BF16 void WeightTileToBf16(const float* first, int pair_stride, int lane_stride,
+                                        uint16_t* out) {
+  const __m512i lanes =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(lane_stride));
+  // bf16 lane j of the pair's halves: even j from the first line, odd from
+  // the second (cvtne2ps puts the second argument's values first).
+  const __m512i interleave =
+      _mm512_setr_epi32(0x00100000, 0x00110001, 0x00120002, 0x00130003, 0x00140004, 0x00150005,
+                        0x00160006, 0x00170007, 0x00180008, 0x00190009, 0x001a000a, 0x001b000b,
+                        0x001c000c, 0x001d000d, 0x001e000e, 0x001f000f);
+  for (int r = 0; r < kBlock / 2; ++r) {
+    const float* line = first + size_t(2 * r) * pair_stride;
+    const __m512 even =
+        lane_stride == 1 ? _mm512_loadu_ps(line) : _mm512_i32gather_ps(lanes, line, sizeof(float));
+    const __m512 odd = lane_stride == 1
+                           ? _mm512_loadu_ps(line + pair_stride)
+                           : _mm512_i32gather_ps(lanes, line + pair_stride, sizeof(float));
+    const __m512i halves = (__m512i)_mm512_cvtne2ps_pbh(odd, even);
+    _mm512_storeu_si512(out + size_t(r) * 2 * kBlock, _mm512_permutexvar_epi16(interleave, halves));
+  }
+}
+
 #undef CREMA_AVX512
 #undef CREMA_AVX512_BF16
 
@@ -125,6 +154,32 @@ void ForEachBlock(int num, int channels, int spatial, const Body& body) {
 }
 
 }  // namespace
+
+void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
+                         Bf16WeightLayout layout) {
+  const int output_blocks = outputs / kBlock, input_blocks = inputs / kBlock;
+  const size_t tile = size_t(kBlock) * kBlock;
+  // In oihw, the next output channel is inputs * kernel on, the next input
+  // channel kernel on.
+  const int output_stride = inputs * kernel, input_stride = kernel;
+  const bool inputs_paired = layout == Bf16WeightLayout::kPairedInputs;
+  ParallelForPlanes(
+      output_blocks * input_blocks, static_cast<int>(tile) * kernel, [&](int begin, int end) {
+        for (int b = begin; b < end; ++b) {
+          const int ob = b / input_blocks, ib = b % input_blocks;
+          const size_t outer = layout == Bf16WeightLayout::kPairedOutputsInputsOuter
+                                   ? size_t(ib) * output_blocks + ob
+                                   : size_t(ob) * input_blocks + ib;
+          for (int k = 0; k < kernel; ++k) {
+            const float* first =
+                in + size_t(ob) * kBlock * output_stride + size_t(ib) * kBlock * input_stride + k;
+            WeightTileToBf16(first, inputs_paired ? input_stride : output_stride,
+                             inputs_paired ? output_stride : input_stride,
+                             out + (outer * kernel + k) * tile);
+          }
+        }
+      });
+}
 
 bool ChannelBlocksSupported() {
   static const bool supported = __builtin_cpu_supports("avx512f");

@@ -26,6 +26,18 @@ void PlainToChannelBlocksBf16(const float* in, uint16_t* out, int num, int chann
 // out[n][c][s] = in[n][c / 16][s][c % 16].
 void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, int spatial);
 
+// Convolution weights (float oihw, outputs and inputs multiples of 16) to the
+// bf16 layouts of oneDNN's bf16 kernels, which pair two channels in each
+// 32-bit lane: a bf16 convolution converts its float weights at every step,
+// twice (forward, bottom gradient). For output block ob, input block ib,
+// kernel position k (of `kernel` = kh * kw), and o, i within the blocks:
+//   kPairedInputs   (ABcd8b16a2b)  out[ob][ib][k][i / 2][o][i % 2]
+//   kPairedOutputs  (ABcd8a16b2a)  out[ob][ib][k][o / 2][i][o % 2]
+//   kPairedOutputsInputsOuter (BAcd8a16b2a)  out[ib][ob][k][o / 2][i][o % 2]
+enum class Bf16WeightLayout { kPairedInputs, kPairedOutputs, kPairedOutputsInputsOuter };
+void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
+                         Bf16WeightLayout layout);
+
 }  // namespace crema
 
 #endif  // CREMA_DNNL

@@ -5,8 +5,8 @@
 #include <omp.h>
 
 #include <memory>
+#include <utility>
 
-#include "crema/util/channel_blocks.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -82,8 +82,25 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
   spatial_ = static_cast<int>(dims[2] * dims[3]);
   if (chosen == dnnl::memory::desc(dims, Type::f32, Tag::aBcd16b)) {
     in_ = out_ = Move::kFloatBlocks;
-  } else if (chosen == dnnl::memory::desc(dims, Type::bf16, Tag::aBcd16b) && DnnlHasBf16()) {
-    in_ = Move::kBf16Blocks;  // bf16 arguments are only read by the primitives
+    return;
+  }
+  // bf16 arguments are only read by the primitives: In only.
+  if (!DnnlHasBf16()) return;
+  const auto bf16 = [&](Tag tag) { return chosen == dnnl::memory::desc(dims, Type::bf16, tag); };
+  if (bf16(Tag::aBcd16b)) {
+    in_ = Move::kBf16Blocks;
+    return;
+  }
+  if (dims[0] % 16 != 0) return;
+  // Convolution weights, oihw: num_ outputs, channels_ inputs, spatial_ the kernel.
+  const std::pair<Tag, Bf16WeightLayout> weight_layouts[] = {
+      {Tag::ABcd8b16a2b, Bf16WeightLayout::kPairedInputs},
+      {Tag::ABcd8a16b2a, Bf16WeightLayout::kPairedOutputs},
+      {Tag::BAcd8a16b2a, Bf16WeightLayout::kPairedOutputsInputsOuter}};
+  for (const auto& layout : weight_layouts) {
+    if (!bf16(layout.first)) continue;
+    in_ = Move::kBf16Weights;
+    weight_layout_ = layout.second;
   }
 }
 
@@ -96,6 +113,10 @@ dnnl::memory DnnlArgument::In(const void* data) const {
       return own_;
     case Move::kBf16Blocks:
       PlainToChannelBlocksBf16(plain, static_cast<uint16_t*>(own), num_, channels_, spatial_);
+      return own_;
+    case Move::kBf16Weights:
+      WeightsToBf16Blocks(plain, static_cast<uint16_t*>(own), num_, channels_, spatial_,
+                          weight_layout_);
       return own_;
     case Move::kReorder:
       break;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crema/blob.hpp"
+#include "crema/util/channel_blocks.hpp"
 #include "crema/util/math_functions.hpp"
 
 namespace crema {
@@ -104,10 +105,12 @@ class DnnlArgument {
   dnnl::reorder to_own_, to_plain_;
   // Between float nchw and nChw16c (channels a multiple of 16) the moves of
   // channel_blocks.hpp replace the reorders: In to float or bf16 blocks,
-  // Finish from float blocks.
-  enum class Move { kReorder, kFloatBlocks, kBf16Blocks };
+  // Finish from float blocks; and In of float oihw convolution weights to
+  // their bf16 layouts.
+  enum class Move { kReorder, kFloatBlocks, kBf16Blocks, kBf16Weights };
   Move in_ = Move::kReorder, out_ = Move::kReorder;
   int num_ = 0, channels_ = 0, spatial_ = 0;
+  Bf16WeightLayout weight_layout_ = Bf16WeightLayout::kPairedInputs;
 };
 
 // The arguments of a layer's three training primitives (forward, backward
