@@ -6,6 +6,7 @@
 // largest floats, infinities, NaN, denormals).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -195,6 +196,37 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Bf16WeightsTest,
                                            Dims{32, 48, 3, 3},    // 2 x 3 blocks, 9 positions
                                            Dims{64, 32, 1, 1},    // more outputs than inputs
                                            Dims{16, 32, 5, 2}));  // a rectangular kernel
+
+// A float weight gradient from oneDNN's ABcd16b16a back to oihw, directly
+// and as a primitive's argument (Finish).
+class WeightGradientBlocksTest : public ::testing::TestWithParam<Dims> {
+ protected:
+  void SetUp() override {
+    if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: reorders run";
+  }
+};
+
+TEST_P(WeightGradientBlocksTest, BackToPlainMatchesOneDnnReorder) {
+  const Dims dims = GetParam();
+  const std::vector<float> plain = Values(Count(dims), 17);
+  const std::vector<float> blocks =
+      OneDnnReorder<float>(plain.data(), dims, Type::f32, Tag::abcd, Type::f32, Tag::ABcd16b16a);
+  std::vector<float> back(plain.size());
+  WeightBlocksToPlain(blocks.data(), back.data(), dims[0], dims[1], dims[2] * dims[3]);
+  ExpectSameBits(plain, back.data(), dims);
+  const std::vector<int> shape(dims.begin(), dims.end());
+  const DnnlArgument gradient(PlainDesc(shape),
+                              dnnl::memory::desc(dims, Type::f32, Tag::ABcd16b16a));
+  const dnnl::memory own = gradient.Out(nullptr);  // what a primitive would write
+  std::copy(blocks.begin(), blocks.end(), static_cast<float*>(own.get_data_handle()));
+  std::fill(back.begin(), back.end(), 0.f);
+  gradient.Finish(back.data());
+  ExpectSameBits(plain, back.data(), dims);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientBlocksTest,
+                         ::testing::Values(Dims{16, 16, 1, 1}, Dims{32, 48, 3, 3},
+                                           Dims{64, 32, 1, 1}, Dims{16, 32, 5, 2}));
 
 #endif  // CREMA_DNNL
 

@@ -6,6 +6,7 @@
 // operand of unmasked intrinsics (GCC bug 105593): a false warning.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
@@ -138,6 +139,26 @@ CREMA_AVX512_BF16 void WeightTileToBf16(const float* first, int pair_stride, int
   }
 }
 
+// One 16x16 tile of ABcd16b16a (rows: input channels, lanes: outputs) to
+// oihw from `first` (output o at o * output_stride, input i at i * kernel).
+CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_stride,
+                                    int kernel) {
+  __m512 rows[kBlock];
+  for (int i = 0; i < kBlock; ++i) rows[i] = _mm512_loadu_ps(tile + i * kBlock);
+  Transpose16x16(rows);  // rows[o]: output o's 16 inputs
+  const __m512i inputs =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(kernel));
+  for (int o = 0; o < kBlock; ++o) {
+    float* line = first + size_t(o) * output_stride;
+    if (kernel == 1) {
+      _mm512_storeu_ps(line, rows[o]);
+    } else {
+      _mm512_i32scatter_ps(line, inputs, rows[o], sizeof(float));
+    }
+  }
+}
+
 #undef CREMA_AVX512
 #undef CREMA_AVX512_BF16
 
@@ -176,6 +197,22 @@ void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs
             WeightTileToBf16(first, inputs_paired ? input_stride : output_stride,
                              inputs_paired ? output_stride : input_stride,
                              out + (outer * kernel + k) * tile);
+          }
+        }
+      });
+}
+
+void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel) {
+  const int output_blocks = outputs / kBlock, input_blocks = inputs / kBlock;
+  const size_t tile = size_t(kBlock) * kBlock;
+  ParallelForPlanes(
+      output_blocks * input_blocks, static_cast<int>(tile) * kernel, [&](int begin, int end) {
+        for (int b = begin; b < end; ++b) {
+          const int ob = b / input_blocks, ib = b % input_blocks;
+          float* first = out + (size_t(ob) * kBlock * inputs + size_t(ib) * kBlock) * kernel;
+          for (int k = 0; k < kernel; ++k) {
+            WeightTileToPlain(in + (size_t(b) * kernel + k) * tile, first + k, inputs * kernel,
+                              kernel);
           }
         }
       });

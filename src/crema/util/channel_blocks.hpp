@@ -34,6 +34,10 @@ void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, in
 //   kPairedInputs   (ABcd8b16a2b)  out[ob][ib][k][i / 2][o][i % 2]
 //   kPairedOutputs  (ABcd8a16b2a)  out[ob][ib][k][o / 2][i][o % 2]
 //   kPairedOutputsInputsOuter (BAcd8a16b2a)  out[ib][ob][k][o / 2][i][o % 2]
+// A float weight gradient from oneDNN's ABcd16b16a (out[ob][ib][k][i][o])
+// back to oihw.
+void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel);
+
 enum class Bf16WeightLayout { kPairedInputs, kPairedOutputs, kPairedOutputsInputsOuter };
 void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
                          Bf16WeightLayout layout);

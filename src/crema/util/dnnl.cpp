@@ -84,6 +84,10 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
     in_ = out_ = Move::kFloatBlocks;
     return;
   }
+  if (dims[0] % 16 == 0 && chosen == dnnl::memory::desc(dims, Type::f32, Tag::ABcd16b16a)) {
+    out_ = Move::kFloatWeights;  // a weight gradient
+    return;
+  }
   // bf16 arguments are only read by the primitives: In only.
   if (!DnnlHasBf16()) return;
   const auto bf16 = [&](Tag tag) { return chosen == dnnl::memory::desc(dims, Type::bf16, tag); };
@@ -119,6 +123,7 @@ dnnl::memory DnnlArgument::In(const void* data) const {
                           weight_layout_);
       return own_;
     case Move::kReorder:
+    case Move::kFloatWeights:  // (only Finish moves a weight gradient)
       break;
   }
   const dnnl::memory blob = Wrap(plain_, data);
@@ -134,9 +139,12 @@ dnnl::memory DnnlArgument::Again(const void* data) const {
 dnnl::memory DnnlArgument::Out(void* data) const { return own_ ? own_ : Wrap(plain_, data); }
 
 void DnnlArgument::Finish(void* data) const {
+  const float* own = static_cast<const float*>(own_ ? own_.get_data_handle() : nullptr);
   if (out_ == Move::kFloatBlocks) {
-    return ChannelBlocksToPlain(static_cast<const float*>(own_.get_data_handle()),
-                                static_cast<float*>(data), num_, channels_, spatial_);
+    return ChannelBlocksToPlain(own, static_cast<float*>(data), num_, channels_, spatial_);
+  }
+  if (out_ == Move::kFloatWeights) {
+    return WeightBlocksToPlain(own, static_cast<float*>(data), num_, channels_, spatial_);
   }
   if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
 }
