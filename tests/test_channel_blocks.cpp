@@ -99,9 +99,6 @@ class ChannelBlocksTest : public ::testing::TestWithParam<Dims> {
   void SetUp() override {
     if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: reorders run";
   }
-  static void RequireBf16() {
-    if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
-  }
 };
 
 TEST_P(ChannelBlocksTest, FloatBlocksMatchOneDnnReorder) {
@@ -117,7 +114,7 @@ TEST_P(ChannelBlocksTest, FloatBlocksMatchOneDnnReorder) {
 }
 
 TEST_P(ChannelBlocksTest, Bf16BlocksMatchOneDnnReorder) {
-  RequireBf16();
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
   const Dims dims = GetParam();
   const std::vector<float> plain = Values(Count(dims), 7);
   std::vector<uint16_t> blocks(plain.size());
@@ -159,15 +156,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ChannelBlocksTest,
                                            Dims{2, 64, 17, 3}));  // odd sizes
 
 // Convolution weights (oihw) to the three paired bf16 layouts of oneDNN's
-// bf16 kernels, directly and as a primitive's argument.
-class Bf16WeightsTest : public ::testing::TestWithParam<Dims> {
+// bf16 kernels, and a float weight gradient from oneDNN's ABcd16b16a back to
+// oihw: directly and as a primitive's argument.
+class WeightBlocksTest : public ::testing::TestWithParam<Dims> {
  protected:
   void SetUp() override {
-    if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
+    if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: reorders run";
   }
 };
 
-TEST_P(Bf16WeightsTest, LayoutsMatchOneDnnReorder) {
+TEST_P(WeightBlocksTest, Bf16LayoutsMatchOneDnnReorder) {
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
   const Dims dims = GetParam();
   const std::vector<float> weights = Values(Count(dims), 13);
   const std::vector<int> shape(dims.begin(), dims.end());
@@ -191,22 +190,7 @@ TEST_P(Bf16WeightsTest, LayoutsMatchOneDnnReorder) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Bf16WeightsTest,
-                         ::testing::Values(Dims{16, 16, 1, 1},    // one tile
-                                           Dims{32, 48, 3, 3},    // 2 x 3 blocks, 9 positions
-                                           Dims{64, 32, 1, 1},    // more outputs than inputs
-                                           Dims{16, 32, 5, 2}));  // a rectangular kernel
-
-// A float weight gradient from oneDNN's ABcd16b16a back to oihw, directly
-// and as a primitive's argument (Finish).
-class WeightGradientBlocksTest : public ::testing::TestWithParam<Dims> {
- protected:
-  void SetUp() override {
-    if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: reorders run";
-  }
-};
-
-TEST_P(WeightGradientBlocksTest, BackToPlainMatchesOneDnnReorder) {
+TEST_P(WeightBlocksTest, GradientBackToPlainMatchesOneDnnReorder) {
   const Dims dims = GetParam();
   const std::vector<float> plain = Values(Count(dims), 17);
   const std::vector<float> blocks =
@@ -224,9 +208,11 @@ TEST_P(WeightGradientBlocksTest, BackToPlainMatchesOneDnnReorder) {
   ExpectSameBits(plain, back.data(), dims);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientBlocksTest,
-                         ::testing::Values(Dims{16, 16, 1, 1}, Dims{32, 48, 3, 3},
-                                           Dims{64, 32, 1, 1}, Dims{16, 32, 5, 2}));
+INSTANTIATE_TEST_SUITE_P(Shapes, WeightBlocksTest,
+                         ::testing::Values(Dims{16, 16, 1, 1},    // one tile
+                                           Dims{32, 48, 3, 3},    // 2 x 3 blocks, 9 positions
+                                           Dims{64, 32, 1, 1},    // more outputs than inputs
+                                           Dims{16, 32, 5, 2}));  // a rectangular kernel
 
 #endif  // CREMA_DNNL
 
