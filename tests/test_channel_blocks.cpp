@@ -155,9 +155,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ChannelBlocksTest,
                                            Dims{3, 48, 14, 14},   // 12 tiles + 4
                                            Dims{2, 64, 17, 3}));  // odd sizes
 
-// Convolution weights (oihw) to the three paired bf16 layouts of oneDNN's
-// bf16 kernels, and a float weight gradient from oneDNN's ABcd16b16a back to
-// oihw: directly and as a primitive's argument.
+// Convolution weights (oihw) to oneDNN's three float blocked layouts and the
+// three paired bf16 layouts of its bf16 kernels, and a float weight gradient
+// from ABcd16b16a back to oihw: directly and as a primitive's argument.
 class WeightBlocksTest : public ::testing::TestWithParam<Dims> {
  protected:
   void SetUp() override {
@@ -165,29 +165,45 @@ class WeightBlocksTest : public ::testing::TestWithParam<Dims> {
   }
 };
 
-TEST_P(WeightBlocksTest, Bf16LayoutsMatchOneDnnReorder) {
-  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
-  const Dims dims = GetParam();
+// For each (tag, layout): `move` (the weights to `layout`) and DnnlArgument::In
+// against oneDNN's reorder of float oihw weights to `tag` of type `type`.
+template <typename T, typename Layout, typename Move, typename Expect>
+void ExpectWeightMovesMatch(const Dims& dims, Type type,
+                            const std::vector<std::pair<Tag, Layout>>& layouts, const Move& move,
+                            const Expect& expect_same) {
   const std::vector<float> weights = Values(Count(dims), 13);
   const std::vector<int> shape(dims.begin(), dims.end());
-  const std::pair<Tag, Bf16WeightLayout> layouts[] = {
-      {Tag::ABcd8b16a2b, Bf16WeightLayout::kPairedInputs},
-      {Tag::ABcd8a16b2a, Bf16WeightLayout::kPairedOutputs},
-      {Tag::BAcd8a16b2a, Bf16WeightLayout::kPairedOutputsInputsOuter}};
   for (const auto& layout : layouts) {
     SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout.second)));
-    const std::vector<uint16_t> expected = OneDnnReorder<uint16_t>(
-        weights.data(), dims, Type::f32, Tag::abcd, Type::bf16, layout.first);
-    std::vector<uint16_t> out(expected.size());
-    WeightsToBf16Blocks(weights.data(), out.data(), dims[0], dims[1], dims[2] * dims[3],
-                        layout.second);
-    ExpectSameBf16(expected, out.data(), dims);
-    const DnnlArgument argument(PlainDesc(shape),
-                                dnnl::memory::desc(dims, Type::bf16, layout.first));
-    ExpectSameBf16(expected,
-                   static_cast<const uint16_t*>(argument.In(weights.data()).get_data_handle()),
-                   dims);
+    const std::vector<T> expected =
+        OneDnnReorder<T>(weights.data(), dims, Type::f32, Tag::abcd, type, layout.first);
+    std::vector<T> out(expected.size());
+    move(weights.data(), out.data(), dims[0], dims[1], dims[2] * dims[3], layout.second);
+    expect_same(expected, out.data(), dims);
+    const DnnlArgument argument(PlainDesc(shape), dnnl::memory::desc(dims, type, layout.first));
+    expect_same(expected, static_cast<const T*>(argument.In(weights.data()).get_data_handle()),
+                dims);
   }
+}
+
+TEST_P(WeightBlocksTest, FloatLayoutsMatchOneDnnReorder) {
+  ExpectWeightMovesMatch<float, FloatWeightLayout>(
+      GetParam(), Type::f32,
+      {{Tag::ABcd16b16a, FloatWeightLayout::kInputRows},
+       {Tag::ABcd16a16b, FloatWeightLayout::kOutputRows},
+       {Tag::BAcd16a16b, FloatWeightLayout::kOutputRowsInputsOuter}},
+      WeightsToFloatBlocks,
+      [](const std::vector<float>& e, const float* a, const Dims& d) { ExpectSameBits(e, a, d); });
+}
+
+TEST_P(WeightBlocksTest, Bf16LayoutsMatchOneDnnReorder) {
+  if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: no bf16 conversion";
+  ExpectWeightMovesMatch<uint16_t, Bf16WeightLayout>(
+      GetParam(), Type::bf16,
+      {{Tag::ABcd8b16a2b, Bf16WeightLayout::kPairedInputs},
+       {Tag::ABcd8a16b2a, Bf16WeightLayout::kPairedOutputs},
+       {Tag::BAcd8a16b2a, Bf16WeightLayout::kPairedOutputsInputsOuter}},
+      WeightsToBf16Blocks, ExpectSameBf16);
 }
 
 TEST_P(WeightBlocksTest, GradientBackToPlainMatchesOneDnnReorder) {

@@ -139,6 +139,21 @@ CREMA_AVX512_BF16 void WeightTileToBf16(const float* first, int pair_stride, int
   }
 }
 
+// One 16x16 tile of weights as 16 rows of 16 floats: row r, lane l from
+// first + r * row_stride + l * lane_stride.
+CREMA_AVX512 void WeightTileToFloat(const float* first, int row_stride, int lane_stride,
+                                    float* out) {
+  const __m512i lanes =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(lane_stride));
+  for (int r = 0; r < kBlock; ++r) {
+    const float* row = first + size_t(r) * row_stride;
+    const __m512 values =
+        lane_stride == 1 ? _mm512_loadu_ps(row) : _mm512_i32gather_ps(lanes, row, sizeof(float));
+    _mm512_storeu_ps(out + r * kBlock, values);
+  }
+}
+
 // One 16x16 tile of ABcd16b16a (rows: input channels, lanes: outputs) to
 // oihw from `first` (output o at o * output_stride, input i at i * kernel).
 CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_stride,
@@ -174,48 +189,58 @@ void ForEachBlock(int num, int channels, int spatial, const Body& body) {
                     });
 }
 
-}  // namespace
-
-void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
-                         Bf16WeightLayout layout) {
+// Calls body(first, at) for every 16x16 tile of the oihw `weights` (an output
+// block, an input block, a kernel position): `first` is the tile's first
+// weight there, `at` where the tile goes in a blocked layout of output blocks
+// outside input blocks, or input blocks outside (inputs_outer), kernel
+// positions inside both.
+template <typename Weight, typename Body>
+void ForEachWeightTile(Weight* weights, int outputs, int inputs, int kernel, bool inputs_outer,
+                       const Body& body) {
   const int output_blocks = outputs / kBlock, input_blocks = inputs / kBlock;
   const size_t tile = size_t(kBlock) * kBlock;
-  // In oihw, the next output channel is inputs * kernel on, the next input
-  // channel kernel on.
-  const int output_stride = inputs * kernel, input_stride = kernel;
-  const bool inputs_paired = layout == Bf16WeightLayout::kPairedInputs;
   ParallelForPlanes(
       output_blocks * input_blocks, static_cast<int>(tile) * kernel, [&](int begin, int end) {
         for (int b = begin; b < end; ++b) {
           const int ob = b / input_blocks, ib = b % input_blocks;
-          const size_t outer = layout == Bf16WeightLayout::kPairedOutputsInputsOuter
-                                   ? size_t(ib) * output_blocks + ob
-                                   : size_t(ob) * input_blocks + ib;
-          for (int k = 0; k < kernel; ++k) {
-            const float* first =
-                in + size_t(ob) * kBlock * output_stride + size_t(ib) * kBlock * input_stride + k;
-            WeightTileToBf16(first, inputs_paired ? input_stride : output_stride,
-                             inputs_paired ? output_stride : input_stride,
-                             out + (outer * kernel + k) * tile);
-          }
+          const size_t outer =
+              inputs_outer ? size_t(ib) * output_blocks + ob : size_t(ob) * input_blocks + ib;
+          Weight* first = weights + (size_t(ob) * kBlock * inputs + size_t(ib) * kBlock) * kernel;
+          for (int k = 0; k < kernel; ++k) body(first + k, (outer * kernel + k) * tile);
         }
       });
 }
 
+}  // namespace
+
+void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
+                         Bf16WeightLayout layout) {
+  const bool inputs_paired = layout == Bf16WeightLayout::kPairedInputs;
+  ForEachWeightTile(in, outputs, inputs, kernel,
+                    layout == Bf16WeightLayout::kPairedOutputsInputsOuter,
+                    [&](const float* first, size_t at) {
+                      const int output_stride = inputs * kernel, input_stride = kernel;
+                      WeightTileToBf16(first, inputs_paired ? input_stride : output_stride,
+                                       inputs_paired ? output_stride : input_stride, out + at);
+                    });
+}
+
+void WeightsToFloatBlocks(const float* in, float* out, int outputs, int inputs, int kernel,
+                          FloatWeightLayout layout) {
+  const bool inputs_rows = layout == FloatWeightLayout::kInputRows;
+  ForEachWeightTile(in, outputs, inputs, kernel,
+                    layout == FloatWeightLayout::kOutputRowsInputsOuter,
+                    [&](const float* first, size_t at) {
+                      const int output_stride = inputs * kernel, input_stride = kernel;
+                      WeightTileToFloat(first, inputs_rows ? input_stride : output_stride,
+                                        inputs_rows ? output_stride : input_stride, out + at);
+                    });
+}
+
 void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel) {
-  const int output_blocks = outputs / kBlock, input_blocks = inputs / kBlock;
-  const size_t tile = size_t(kBlock) * kBlock;
-  ParallelForPlanes(
-      output_blocks * input_blocks, static_cast<int>(tile) * kernel, [&](int begin, int end) {
-        for (int b = begin; b < end; ++b) {
-          const int ob = b / input_blocks, ib = b % input_blocks;
-          float* first = out + (size_t(ob) * kBlock * inputs + size_t(ib) * kBlock) * kernel;
-          for (int k = 0; k < kernel; ++k) {
-            WeightTileToPlain(in + (size_t(b) * kernel + k) * tile, first + k, inputs * kernel,
-                              kernel);
-          }
-        }
-      });
+  ForEachWeightTile(out, outputs, inputs, kernel, false, [&](float* first, size_t at) {
+    WeightTileToPlain(in + at, first, inputs * kernel, kernel);
+  });
 }
 
 bool ChannelBlocksSupported() {

@@ -34,8 +34,15 @@ void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, in
 //   kPairedInputs   (ABcd8b16a2b)  out[ob][ib][k][i / 2][o][i % 2]
 //   kPairedOutputs  (ABcd8a16b2a)  out[ob][ib][k][o / 2][i][o % 2]
 //   kPairedOutputsInputsOuter (BAcd8a16b2a)  out[ib][ob][k][o / 2][i][o % 2]
-// A float weight gradient from oneDNN's ABcd16b16a (out[ob][ib][k][i][o])
-// back to oihw.
+// Float convolution weights to oneDNN's float blocked layouts, and a float
+// weight gradient from ABcd16b16a back to oihw. For output block ob, input
+// block ib, kernel position k, and o, i within the blocks:
+//   kInputRows             (ABcd16b16a)  [ob][ib][k][i][o]
+//   kOutputRows            (ABcd16a16b)  [ob][ib][k][o][i]
+//   kOutputRowsInputsOuter (BAcd16a16b)  [ib][ob][k][o][i]
+enum class FloatWeightLayout { kInputRows, kOutputRows, kOutputRowsInputsOuter };
+void WeightsToFloatBlocks(const float* in, float* out, int outputs, int inputs, int kernel,
+                          FloatWeightLayout layout);
 void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel);
 
 enum class Bf16WeightLayout { kPairedInputs, kPairedOutputs, kPairedOutputsInputsOuter };

@@ -84,9 +84,20 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
     in_ = out_ = Move::kFloatBlocks;
     return;
   }
-  if (dims[0] % 16 == 0 && chosen == dnnl::memory::desc(dims, Type::f32, Tag::ABcd16b16a)) {
-    out_ = Move::kFloatWeights;  // a weight gradient
-    return;
+  if (dims[0] % 16 == 0) {
+    // Convolution weights, oihw: num_ outputs, channels_ inputs, spatial_ the
+    // kernel. ABcd16b16a is also the weight gradient's (Finish).
+    const std::pair<Tag, FloatWeightLayout> float_layouts[] = {
+        {Tag::ABcd16b16a, FloatWeightLayout::kInputRows},
+        {Tag::ABcd16a16b, FloatWeightLayout::kOutputRows},
+        {Tag::BAcd16a16b, FloatWeightLayout::kOutputRowsInputsOuter}};
+    for (const auto& layout : float_layouts) {
+      if (chosen != dnnl::memory::desc(dims, Type::f32, layout.first)) continue;
+      in_ = Move::kFloatWeights;
+      float_weight_layout_ = layout.second;
+      if (layout.second == FloatWeightLayout::kInputRows) out_ = Move::kFloatWeights;
+      return;
+    }
   }
   // bf16 arguments are only read by the primitives: In only.
   if (!DnnlHasBf16()) return;
@@ -104,7 +115,7 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
   for (const auto& layout : weight_layouts) {
     if (!bf16(layout.first)) continue;
     in_ = Move::kBf16Weights;
-    weight_layout_ = layout.second;
+    bf16_weight_layout_ = layout.second;
   }
 }
 
@@ -120,10 +131,13 @@ dnnl::memory DnnlArgument::In(const void* data) const {
       return own_;
     case Move::kBf16Weights:
       WeightsToBf16Blocks(plain, static_cast<uint16_t*>(own), num_, channels_, spatial_,
-                          weight_layout_);
+                          bf16_weight_layout_);
+      return own_;
+    case Move::kFloatWeights:
+      WeightsToFloatBlocks(plain, static_cast<float*>(own), num_, channels_, spatial_,
+                           float_weight_layout_);
       return own_;
     case Move::kReorder:
-    case Move::kFloatWeights:  // (only Finish moves a weight gradient)
       break;
   }
   const dnnl::memory blob = Wrap(plain_, data);

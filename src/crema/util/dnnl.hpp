@@ -106,11 +106,12 @@ class DnnlArgument {
   // Between float nchw and nChw16c (channels a multiple of 16) the moves of
   // channel_blocks.hpp replace the reorders: In to float or bf16 blocks,
   // Finish from float blocks; In of float oihw convolution weights to their
-  // bf16 layouts, Finish of a float weight gradient back to oihw.
+  // float or bf16 layouts, Finish of a float weight gradient back to oihw.
   enum class Move { kReorder, kFloatBlocks, kBf16Blocks, kBf16Weights, kFloatWeights };
   Move in_ = Move::kReorder, out_ = Move::kReorder;
   int num_ = 0, channels_ = 0, spatial_ = 0;
-  Bf16WeightLayout weight_layout_ = Bf16WeightLayout::kPairedInputs;
+  FloatWeightLayout float_weight_layout_ = FloatWeightLayout::kInputRows;
+  Bf16WeightLayout bf16_weight_layout_ = Bf16WeightLayout::kPairedInputs;
 };
 
 // The arguments of a layer's three training primitives (forward, backward
