@@ -211,30 +211,31 @@ void ForEachWeightTile(Weight* weights, int outputs, int inputs, int kernel, boo
       });
 }
 
+// The oihw weights `in` to a blocked layout, tile by tile: move(first,
+// row_stride, lane_stride, out) with a tile's rows along its input channels
+// (input_rows) or its output channels, lanes along the other.
+template <typename Out, typename Move>
+void MoveWeightTiles(const float* in, Out* out, int outputs, int inputs, int kernel,
+                     bool input_rows, bool inputs_outer, Move move) {
+  const int output_stride = inputs * kernel, input_stride = kernel;
+  ForEachWeightTile(in, outputs, inputs, kernel, inputs_outer, [&](const float* first, size_t at) {
+    move(first, input_rows ? input_stride : output_stride,
+         input_rows ? output_stride : input_stride, out + at);
+  });
+}
+
 }  // namespace
 
 void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,
                          Bf16WeightLayout layout) {
-  const bool inputs_paired = layout == Bf16WeightLayout::kPairedInputs;
-  ForEachWeightTile(in, outputs, inputs, kernel,
-                    layout == Bf16WeightLayout::kPairedOutputsInputsOuter,
-                    [&](const float* first, size_t at) {
-                      const int output_stride = inputs * kernel, input_stride = kernel;
-                      WeightTileToBf16(first, inputs_paired ? input_stride : output_stride,
-                                       inputs_paired ? output_stride : input_stride, out + at);
-                    });
+  MoveWeightTiles(in, out, outputs, inputs, kernel, layout == Bf16WeightLayout::kPairedInputs,
+                  layout == Bf16WeightLayout::kPairedOutputsInputsOuter, WeightTileToBf16);
 }
 
 void WeightsToFloatBlocks(const float* in, float* out, int outputs, int inputs, int kernel,
                           FloatWeightLayout layout) {
-  const bool inputs_rows = layout == FloatWeightLayout::kInputRows;
-  ForEachWeightTile(in, outputs, inputs, kernel,
-                    layout == FloatWeightLayout::kOutputRowsInputsOuter,
-                    [&](const float* first, size_t at) {
-                      const int output_stride = inputs * kernel, input_stride = kernel;
-                      WeightTileToFloat(first, inputs_rows ? input_stride : output_stride,
-                                        inputs_rows ? output_stride : input_stride, out + at);
-                    });
+  MoveWeightTiles(in, out, outputs, inputs, kernel, layout == FloatWeightLayout::kInputRows,
+                  layout == FloatWeightLayout::kOutputRowsInputsOuter, WeightTileToFloat);
 }
 
 void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel) {
