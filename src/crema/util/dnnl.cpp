@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <memory>
-#include <utility>
 
 #include "crema/util/thread_pool.hpp"
 
@@ -70,52 +69,62 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
   to_own_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
   to_plain_ =
       dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
-  const dnnl::memory::dims dims = plain.dims();
+  ChooseMoves(chosen);
+}
+
+void DnnlArgument::ChooseMoves(const dnnl::memory::desc& chosen) {
+  const dnnl::memory::dims dims = plain_.dims();
   using Tag = dnnl::memory::format_tag;
   using Type = dnnl::memory::data_type;
   if (dims.size() != 4 || dims[1] % 16 != 0 || !ChannelBlocksSupported() ||
-      plain != dnnl::memory::desc(dims, Type::f32, Tag::abcd)) {
+      plain_ != dnnl::memory::desc(dims, Type::f32, Tag::abcd)) {
     return;
   }
-  num_ = static_cast<int>(dims[0]);
-  channels_ = static_cast<int>(dims[1]);
-  spatial_ = static_cast<int>(dims[2] * dims[3]);
-  if (chosen == dnnl::memory::desc(dims, Type::f32, Tag::aBcd16b)) {
-    in_ = out_ = Move::kFloatBlocks;
-    return;
-  }
-  if (dims[0] % 16 == 0) {
-    // Convolution weights, oihw: num_ outputs, channels_ inputs, spatial_ the
-    // kernel. ABcd16b16a is also the weight gradient's (Finish).
-    const std::pair<Tag, FloatWeightLayout> float_layouts[] = {
-        {Tag::ABcd16b16a, FloatWeightLayout::kInputRows},
-        {Tag::ABcd16a16b, FloatWeightLayout::kOutputRows},
-        {Tag::BAcd16a16b, FloatWeightLayout::kOutputRowsInputsOuter}};
-    for (const auto& layout : float_layouts) {
-      if (chosen != dnnl::memory::desc(dims, Type::f32, layout.first)) continue;
-      in_ = Move::kFloatWeights;
-      float_weight_layout_ = layout.second;
-      if (layout.second == FloatWeightLayout::kInputRows) out_ = Move::kFloatWeights;
-      return;
+  // The layouts channel_blocks moves to, and back where a primitive writes
+  // them (bf16 arguments are only read). Weights (oihw) need whole blocks of
+  // outputs too; ABcd16b16a is also the float weight gradient's layout.
+  struct Candidate {
+    Type type;
+    Tag tag;
+    Move in, out;
+    bool weights;
+    FloatWeightLayout float_layout;
+    Bf16WeightLayout bf16_layout;
+  };
+  const auto kInputRows = FloatWeightLayout::kInputRows;
+  const auto kPairedInputs = Bf16WeightLayout::kPairedInputs;
+  const Candidate candidates[] = {{Type::f32, Tag::aBcd16b, Move::kFloatBlocks, Move::kFloatBlocks,
+                                   false, kInputRows, kPairedInputs},
+                                  {Type::f32, Tag::ABcd16b16a, Move::kFloatWeights,
+                                   Move::kFloatWeights, true, kInputRows, kPairedInputs},
+                                  {Type::f32, Tag::ABcd16a16b, Move::kFloatWeights, Move::kReorder,
+                                   true, FloatWeightLayout::kOutputRows, kPairedInputs},
+                                  {Type::f32, Tag::BAcd16a16b, Move::kFloatWeights, Move::kReorder,
+                                   true, FloatWeightLayout::kOutputRowsInputsOuter, kPairedInputs},
+                                  {Type::bf16, Tag::aBcd16b, Move::kBf16Blocks, Move::kReorder,
+                                   false, kInputRows, kPairedInputs},
+                                  {Type::bf16, Tag::ABcd8b16a2b, Move::kBf16Weights, Move::kReorder,
+                                   true, kInputRows, kPairedInputs},
+                                  {Type::bf16, Tag::ABcd8a16b2a, Move::kBf16Weights, Move::kReorder,
+                                   true, kInputRows, Bf16WeightLayout::kPairedOutputs},
+                                  {Type::bf16, Tag::BAcd8a16b2a, Move::kBf16Weights, Move::kReorder,
+                                   true, kInputRows, Bf16WeightLayout::kPairedOutputsInputsOuter}};
+  for (const Candidate& candidate : candidates) {
+    if ((candidate.type == Type::bf16 && !DnnlHasBf16()) ||
+        (candidate.weights && dims[0] % 16 != 0) ||
+        chosen != dnnl::memory::desc(dims, candidate.type, candidate.tag)) {
+      continue;
     }
-  }
-  // bf16 arguments are only read by the primitives: In only.
-  if (!DnnlHasBf16()) return;
-  const auto bf16 = [&](Tag tag) { return chosen == dnnl::memory::desc(dims, Type::bf16, tag); };
-  if (bf16(Tag::aBcd16b)) {
-    in_ = Move::kBf16Blocks;
+    in_ = candidate.in;
+    out_ = candidate.out;
+    float_weight_layout_ = candidate.float_layout;
+    bf16_weight_layout_ = candidate.bf16_layout;
+    // num_, channels_, spatial_: images, channels, positions of activations;
+    // outputs, inputs, kernel positions of weights.
+    num_ = static_cast<int>(dims[0]);
+    channels_ = static_cast<int>(dims[1]);
+    spatial_ = static_cast<int>(dims[2] * dims[3]);
     return;
-  }
-  if (dims[0] % 16 != 0) return;
-  // Convolution weights, oihw: num_ outputs, channels_ inputs, spatial_ the kernel.
-  const std::pair<Tag, Bf16WeightLayout> weight_layouts[] = {
-      {Tag::ABcd8b16a2b, Bf16WeightLayout::kPairedInputs},
-      {Tag::ABcd8a16b2a, Bf16WeightLayout::kPairedOutputs},
-      {Tag::BAcd8a16b2a, Bf16WeightLayout::kPairedOutputsInputsOuter}};
-  for (const auto& layout : weight_layouts) {
-    if (!bf16(layout.first)) continue;
-    in_ = Move::kBf16Weights;
-    bf16_weight_layout_ = layout.second;
   }
 }
 

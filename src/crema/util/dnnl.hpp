@@ -99,6 +99,8 @@ class DnnlArgument {
 
  private:
   dnnl::memory::desc Desc() const { return own_ ? own_.get_desc() : plain_; }
+  // Picks the channel_blocks moves for the chosen layout, if any (below).
+  void ChooseMoves(const dnnl::memory::desc& chosen);
 
   dnnl::memory::desc plain_;
   dnnl::memory own_;  // empty where the chosen layout is the plain one
