@@ -66,10 +66,16 @@ DnnlArgument::DnnlArgument(const dnnl::memory::desc& plain, const dnnl::memory::
     : plain_(plain) {
   if (chosen == plain) return;
   own_ = dnnl::memory(chosen, DnnlEngine());
-  to_own_ = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
-  to_plain_ =
-      dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
   ChooseMoves(chosen);
+  // Only the reorders no move replaces are made (each is compiled code).
+  if (in_ == Move::kReorder) {
+    to_own_ =
+        dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), plain, DnnlEngine(), chosen));
+  }
+  if (out_ == Move::kReorder) {
+    to_plain_ =
+        dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
+  }
 }
 
 void DnnlArgument::ChooseMoves(const dnnl::memory::desc& chosen) {
