@@ -276,6 +276,29 @@ TYPED_TEST(MathFunctionsTest, ScaleIntoOutput) {
   ExpectAllNear(std::vector<TypeParam>{1, -2, 0.5}, x.data(), TypeParam(0));
 }
 
+// Sizes over several cache blocks and pool parts, with a ragged end.
+TYPED_TEST(MathFunctionsTest, WeightedSumOfTwoOrMoreInputs) {
+  const int n = 3 * (1 << 16) + 17;
+  std::vector<TypeParam> a(n), b(n), c(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = TypeParam(i % 97) - 48;
+    b[i] = TypeParam(i % 31) * TypeParam(0.25);
+    c[i] = TypeParam(i % 7) - 3;
+  }
+  std::vector<TypeParam> y(n);
+  cpu_weighted_sum<TypeParam>(n, {a.data(), b.data()}, {1, 1}, y.data());
+  for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] + b[i]) << "plain sum at " << i;
+  cpu_weighted_sum<TypeParam>(n, {a.data(), b.data(), c.data()}, {2, -0.5, 3}, y.data());
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], 2 * a[i] - TypeParam(0.5) * b[i] + 3 * c[i]) << "weighted sum at " << i;
+  }
+  // In place on the first input.
+  std::vector<TypeParam> expected(n);
+  for (int i = 0; i < n; ++i) expected[i] = a[i] + c[i];
+  cpu_weighted_sum<TypeParam>(n, {a.data(), c.data()}, {1, 1}, a.data());
+  EXPECT_EQ(expected, a);
+}
+
 TYPED_TEST(MathFunctionsTest, AddSubMulDiv) {
   const std::vector<TypeParam> a{6, -3, 1.5};
   const std::vector<TypeParam> b{2, 4, -0.5};

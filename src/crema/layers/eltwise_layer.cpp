@@ -2,6 +2,7 @@
 
 #include "crema/engine.hpp"
 #include "crema/layers/dnnl_eltwise_layer.hpp"
+#include "crema/util/math_functions.hpp"
 
 namespace crema {
 
@@ -61,12 +62,12 @@ void EltwiseLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
         cpu_mul(count, top_data, bottom[i]->cpu_data(), top_data);
       }
       break;
-    case EltwiseParameter::SUM:
-      cpu_set(count, Dtype(0), top_data);
-      for (size_t i = 0; i < bottom.size(); ++i) {
-        cpu_axpy(count, coeffs_[i], bottom[i]->cpu_data(), top_data);
-      }
+    case EltwiseParameter::SUM: {
+      std::vector<const Dtype*> inputs;
+      for (const Blob<Dtype>* blob : bottom) inputs.push_back(blob->cpu_data());
+      cpu_weighted_sum(count, inputs, coeffs_, top_data);
       break;
+    }
     case EltwiseParameter::MAX: {
       int* max_index = static_cast<int*>(max_index_->mutable_cpu_data());
       cpu_copy(count, bottom[0]->cpu_data(), top_data);

@@ -30,10 +30,9 @@ void SplitLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
     cpu_copy(count, top[0]->cpu_diff(), bottom_diff);
     return;
   }
-  cpu_add(count, top[0]->cpu_diff(), top[1]->cpu_diff(), bottom_diff);
-  for (size_t i = 2; i < top.size(); ++i) {
-    cpu_axpy(count, Dtype(1), top[i]->cpu_diff(), bottom_diff);
-  }
+  std::vector<const Dtype*> diffs;
+  for (const Blob<Dtype>* blob : top) diffs.push_back(blob->cpu_diff());
+  cpu_weighted_sum(count, diffs, std::vector<Dtype>(top.size(), Dtype(1)), bottom_diff);
 }
 
 #ifdef CPU_ONLY

@@ -248,6 +248,40 @@ void cpu_scale(int N, Dtype alpha, const Dtype* x, Dtype* y) {
   });
 }
 
+// The blocks of cpu_weighted_sum: 16K values (64 KB of floats) of each
+// array fit a core's L2 cache together.
+constexpr int kCacheBlock = 16 << 10;
+
+template <typename Fn>
+void ForCacheBlocks(int n, const Fn& fn) {
+  ForBlocks(n, kMinParallelElements, [&](int begin, int end) {
+    for (int first = begin; first < end; first += kCacheBlock) {
+      fn(first, std::min(end, first + kCacheBlock));
+    }
+  });
+}
+
+template <typename Dtype>
+void cpu_weighted_sum(int N, const std::vector<const Dtype*>& x, const std::vector<Dtype>& coeffs,
+                      Dtype* y) {
+  CHECK_GE(x.size(), 2u);
+  CHECK_EQ(x.size(), coeffs.size());
+  ForCacheBlocks(N, [&](int begin, int end) {
+    const Dtype *a = x[0], *b = x[1];
+    const Dtype ca = coeffs[0], cb = coeffs[1];
+    if (ca == Dtype(1) && cb == Dtype(1)) {
+      for (int i = begin; i < end; ++i) y[i] = a[i] + b[i];
+    } else {
+      for (int i = begin; i < end; ++i) y[i] = ca * a[i] + cb * b[i];
+    }
+    for (size_t k = 2; k < x.size(); ++k) {
+      const Dtype* c = x[k];
+      const Dtype cc = coeffs[k];
+      for (int i = begin; i < end; ++i) y[i] += cc * c[i];
+    }
+  });
+}
+
 template <typename Dtype>
 void cpu_add(int N, const Dtype* a, const Dtype* b, Dtype* y) {
   ForBlocks(N, kMinParallelElements, [&](int begin, int end) {
@@ -413,6 +447,8 @@ void rng_bernoulli(int N, Dtype p, unsigned int* r) {
   template void cpu_add_scalar<Dtype>(int, Dtype, Dtype*);                                    \
   template void cpu_scal<Dtype>(int, Dtype, Dtype*);                                          \
   template void cpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                           \
+  template void cpu_weighted_sum<Dtype>(int, const std::vector<const Dtype*>&,                \
+                                        const std::vector<Dtype>&, Dtype*);                  \
   template void cpu_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
   template void cpu_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
   template void cpu_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
