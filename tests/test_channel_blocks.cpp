@@ -224,6 +224,34 @@ TEST_P(WeightBlocksTest, GradientBackToPlainMatchesOneDnnReorder) {
   ExpectSameBits(plain, back.data(), dims);
 }
 
+// A parameter's diff accumulates: the adding move gives, bit for bit, the
+// diff plus the gradient moved back, directly and through the argument.
+TEST_P(WeightBlocksTest, GradientAddedToPlainEqualsMoveThenAdd) {
+  const Dims dims = GetParam();
+  const std::vector<float> plain = Values(Count(dims), 17);
+  const std::vector<float> earlier = Values(Count(dims), 5);
+  std::vector<float> expected(plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) expected[i] = earlier[i] + plain[i];
+  const std::vector<float> blocks =
+      OneDnnReorder<float>(plain.data(), dims, Type::f32, Tag::abcd, Type::f32, Tag::ABcd16b16a);
+  std::vector<float> sum = earlier;
+  WeightBlocksAddToPlain(blocks.data(), sum.data(), dims[0], dims[1], dims[2] * dims[3]);
+  ExpectSameBits(expected, sum.data(), dims);
+  const std::vector<int> shape(dims.begin(), dims.end());
+  for (const Tag chosen : {Tag::ABcd16b16a, Tag::abcd, Tag::ABcd16a16b}) {
+    SCOPED_TRACE(testing::Message() << "chosen layout " << static_cast<int>(chosen));
+    const std::vector<float> written =
+        OneDnnReorder<float>(plain.data(), dims, Type::f32, Tag::abcd, Type::f32, chosen);
+    const DnnlArgument gradient(PlainDesc(shape), dnnl::memory::desc(dims, Type::f32, chosen));
+    std::vector<float> buffer(plain.size());
+    const dnnl::memory out = gradient.Out(buffer.data());  // what a primitive would write
+    std::copy(written.begin(), written.end(), static_cast<float*>(out.get_data_handle()));
+    sum = earlier;
+    gradient.FinishAdding(buffer.data(), sum.data());
+    ExpectSameBits(expected, sum.data(), dims);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, WeightBlocksTest,
                          ::testing::Values(Dims{16, 16, 1, 1},    // one tile
                                            Dims{32, 48, 3, 3},    // 2 x 3 blocks, 9 positions

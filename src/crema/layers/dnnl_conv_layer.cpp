@@ -180,8 +180,9 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
         args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
       }
       DnnlRun(p.backward_weights, args);
-      p.args.weights_diff_weights.Finish(weight_diff);
-      if (weight_grad) AccumulateInto(weight_diff_buffer_, this->blobs_[0].get());
+      if (weight_grad) {
+        p.args.weights_diff_weights.FinishAdding(weight_diff, this->blobs_[0]->mutable_cpu_diff());
+      }
       if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
     }
     if (propagate_down[i]) {

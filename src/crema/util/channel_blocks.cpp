@@ -155,9 +155,10 @@ CREMA_AVX512 void WeightTileToFloat(const float* first, int row_stride, int lane
 }
 
 // One 16x16 tile of ABcd16b16a (rows: input channels, lanes: outputs) to
-// oihw from `first` (output o at o * output_stride, input i at i * kernel).
-CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_stride,
-                                    int kernel) {
+// oihw from `first` (output o at o * output_stride, input i at i * kernel),
+// written over what is there or added to it.
+CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_stride, int kernel,
+                                    bool add) {
   __m512 rows[kBlock];
   for (int i = 0; i < kBlock; ++i) rows[i] = _mm512_loadu_ps(tile + i * kBlock);
   Transpose16x16(rows);  // rows[o]: output o's 16 inputs
@@ -167,8 +168,10 @@ CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_
   for (int o = 0; o < kBlock; ++o) {
     float* line = first + size_t(o) * output_stride;
     if (kernel == 1) {
+      if (add) rows[o] = _mm512_add_ps(_mm512_loadu_ps(line), rows[o]);
       _mm512_storeu_ps(line, rows[o]);
     } else {
+      if (add) rows[o] = _mm512_add_ps(_mm512_i32gather_ps(inputs, line, sizeof(float)), rows[o]);
       _mm512_i32scatter_ps(line, inputs, rows[o], sizeof(float));
     }
   }
@@ -240,7 +243,13 @@ void WeightsToFloatBlocks(const float* in, float* out, int outputs, int inputs, 
 
 void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel) {
   ForEachWeightTile(out, outputs, inputs, kernel, false, [&](float* first, size_t at) {
-    WeightTileToPlain(in + at, first, inputs * kernel, kernel);
+    WeightTileToPlain(in + at, first, inputs * kernel, kernel, false);
+  });
+}
+
+void WeightBlocksAddToPlain(const float* in, float* out, int outputs, int inputs, int kernel) {
+  ForEachWeightTile(out, outputs, inputs, kernel, false, [&](float* first, size_t at) {
+    WeightTileToPlain(in + at, first, inputs * kernel, kernel, true);
   });
 }
 

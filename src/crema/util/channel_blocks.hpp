@@ -44,6 +44,9 @@ enum class FloatWeightLayout { kInputRows, kOutputRows, kOutputRowsInputsOuter }
 void WeightsToFloatBlocks(const float* in, float* out, int outputs, int inputs, int kernel,
                           FloatWeightLayout layout);
 void WeightBlocksToPlain(const float* in, float* out, int outputs, int inputs, int kernel);
+// As WeightBlocksToPlain, adding the gradient to `out` (a parameter's diff,
+// which accumulates): one pass instead of a move and an addition.
+void WeightBlocksAddToPlain(const float* in, float* out, int outputs, int inputs, int kernel);
 
 enum class Bf16WeightLayout { kPairedInputs, kPairedOutputs, kPairedOutputsInputsOuter };
 void WeightsToBf16Blocks(const float* in, uint16_t* out, int outputs, int inputs, int kernel,

@@ -178,6 +178,15 @@ void DnnlArgument::Finish(void* data) const {
   if (own_) DnnlRun(to_plain_, {{DNNL_ARG_FROM, own_}, {DNNL_ARG_TO, Wrap(plain_, data)}});
 }
 
+void DnnlArgument::FinishAdding(float* buffer, float* sum) const {
+  if (out_ == Move::kFloatWeights) {
+    const float* own = static_cast<const float*>(own_.get_data_handle());
+    return WeightBlocksAddToPlain(own, sum, num_, channels_, spatial_);
+  }
+  Finish(buffer);
+  cpu_axpy(static_cast<int>(plain_.get_size() / sizeof(float)), 1.f, buffer, sum);
+}
+
 }  // namespace crema
 
 #endif  // CREMA_DNNL

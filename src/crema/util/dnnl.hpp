@@ -96,6 +96,10 @@ class DnnlArgument {
   dnnl::memory Out(void* data) const;
   // After the primitive ran: copies the own buffer back into `data`.
   void Finish(void* data) const;
+  // As Finish, for a gradient that accumulates: adds what the primitive wrote
+  // through Out(buffer) to `sum` (plain layout), straight from the own buffer
+  // where a channel_blocks move reads it, else copied back to `buffer` first.
+  void FinishAdding(float* buffer, float* sum) const;
 
  private:
   dnnl::memory::desc Desc() const { return own_ ? own_.get_desc() : plain_; }
