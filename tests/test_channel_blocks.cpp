@@ -148,6 +148,42 @@ TEST_P(ChannelBlocksTest, ArgumentsMatchOneDnnReorders) {
   }
 }
 
+// A Scale (with a folded BatchNorm or not, with a bias or not) reading a
+// convolution's blocked output: the values moved back, and the plane loop's
+// formula on them, bit for bit. Channel c's factors differ per channel, so a
+// wrong channel for a block shows.
+TEST_P(ChannelBlocksTest, PlainAndAffineMatchTheMoveAndTheScalarFormula) {
+  const Dims dims = GetParam();
+  const int num = dims[0], channels = dims[1], spatial = dims[2] * dims[3];
+  const std::vector<float> plain = Values(Count(dims), 19);
+  std::vector<float> blocks(plain.size());
+  PlainToChannelBlocks(plain.data(), blocks.data(), num, channels, spatial);
+  std::vector<float> shift(channels), scale(channels), bias(channels);
+  for (int c = 0; c < channels; ++c) {
+    shift[c] = 0.25f * c - 3;
+    scale[c] = 1.f / (c + 3);  // not a power of two: products round
+    bias[c] = 0.1f * c;
+  }
+  for (const bool with_shift : {true, false}) {
+    for (const bool with_bias : {true, false}) {
+      SCOPED_TRACE(testing::Message() << "shift " << with_shift << ", bias " << with_bias);
+      std::vector<float> expected(plain.size());
+      for (size_t i = 0; i < plain.size(); ++i) {
+        const int c = static_cast<int>(i / spatial) % channels;
+        float y = with_shift ? plain[i] - shift[c] : plain[i];
+        y = y * scale[c];
+        expected[i] = with_bias ? y + bias[c] : y;
+      }
+      std::vector<float> back(plain.size()), affine(plain.size());
+      ChannelBlocksToPlainAndAffine(blocks.data(), back.data(), affine.data(), num, channels,
+                                    spatial, with_shift ? shift.data() : nullptr, scale.data(),
+                                    with_bias ? bias.data() : nullptr);
+      ExpectSameBits(plain, back.data(), dims);
+      ExpectSameBits(expected, affine.data(), dims);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ChannelBlocksTest,
                          ::testing::Values(Dims{1, 16, 1, 1},     // one position
                                            Dims{1, 16, 4, 4},     // one tile

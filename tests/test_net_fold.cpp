@@ -4,6 +4,7 @@
 // rounding: whole passes, and passes that stop between the two layers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "crema/filler.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "crema/net.hpp"
+#include "crema/util/channel_blocks.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 
@@ -158,6 +160,149 @@ TEST(NetFoldTest, FoldsOnlyStoredStatisticsInPlaceOnEngineDefault) {
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("batch_norm_param { engine: DNNL }", TEST)));
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("", TEST, "normed")));
 }
+
+#ifdef CREMA_DNNL
+
+// A oneDNN convolution's output handed in its blocked layout to the Scale in
+// place on its top (Net::HandConvolutionOutputsToScales), after a folded
+// BatchNorm or right after the convolution. Compared with the same net whose
+// Scale reads the blob (the BatchNorm on engine CAFFE in between): the same
+// values within float rounding, in whole passes and in passes that stop
+// between the convolution and the Scale. 16 input and 32 output channels
+// (oneDNN's blocks), 6x5 positions (a ragged last tile).
+const char* kHandedNet =
+    "name: 'handed' force_backward: true "
+    "layer { name: 'input' type: 'Input' top: 'data' top: 'label'"
+    "  input_param { shape { dim: 2 dim: 16 dim: 6 dim: 5 } shape { dim: 2 } } }"
+    "layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'"
+    "  convolution_param { num_output: 32 kernel_size: 3 pad: 1 engine: DNNL"
+    "    weight_filler { type: 'gaussian' std: 0.2 } } }"
+    "BATCH_NORM"
+    "layer { name: 'scale' type: 'Scale' bottom: 'conv' top: 'conv'"
+    "  scale_param { bias_term: true filler { type: 'gaussian' mean: 1 std: 0.5 }"
+    "    bias_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'relu' type: 'ReLU' bottom: 'conv' top: 'conv' }"
+    "layer { name: 'ip' type: 'InnerProduct' bottom: 'conv' top: 'ip'"
+    "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }";
+
+std::unique_ptr<Net<float>> MakeHandedNet(const std::string& batch_norm) {
+  std::string text = kHandedNet;
+  text.replace(text.find("BATCH_NORM"), 10, batch_norm);
+  NetParameter param = ParseNet(text);
+  param.mutable_state()->set_phase(TRAIN);
+  return std::unique_ptr<Net<float>>(new Net<float>(param));
+}
+
+bool TakesBlocks(const Net<float>& net) {
+  return static_cast<ScaleLayer<float>&>(*net.layer_by_name("scale")).takes_blocked_bottom();
+}
+
+class NetHandedOutputTest : public ::testing::TestWithParam<bool> {
+ protected:
+  // GetParam(): a BatchNorm between the convolution and the Scale.
+  void SetUp() override {
+    if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: nothing is handed";
+    Context::set_mode(Context::CPU);
+    const std::string stats = "use_global_stats: true";
+    const std::string bn = "layer { name: 'bn' type: 'BatchNorm' bottom: 'conv' top: 'conv'"
+                           "  batch_norm_param { " + stats + " ENGINE } }";
+    const auto with_engine = [&](const std::string& engine) {
+      std::string text = bn;
+      text.replace(text.find("ENGINE"), 6, engine);
+      return text;
+    };
+    // Without a BatchNorm the reference net gets an identity Power layer
+    // between the two, so its Scale reads the blob.
+    handed_ = MakeHandedNet(GetParam() ? with_engine("") : "");
+    reference_ = MakeHandedNet(
+        GetParam() ? with_engine("engine: CAFFE")
+                   : "layer { name: 'bn' type: 'Power' bottom: 'conv' top: 'conv' }");
+    Context::set_random_seed(1701);
+    if (GetParam()) {
+      auto& stats_blobs = handed_->layer_by_name("bn")->blobs();
+      for (int c = 0; c < 32; ++c) {
+        stats_blobs[0]->mutable_cpu_data()[c] = 0.1f * (c - 16);
+        stats_blobs[1]->mutable_cpu_data()[c] = 0.5f + 0.1f * c;
+      }
+      stats_blobs[2]->mutable_cpu_data()[0] = 1;
+    }
+    NetParameter weights;
+    handed_->ToProto(&weights);
+    reference_->CopyTrainedLayersFrom(weights);
+    FillerParameter gaussian;
+    gaussian.set_type("gaussian");
+    GetFiller<float>(gaussian)->Fill(handed_->blob_by_name("data").get());
+    reference_->blob_by_name("data")->CopyFrom(*handed_->blob_by_name("data"));
+    for (Net<float>* net : {handed_.get(), reference_.get()}) {
+      net->blob_by_name("label")->mutable_cpu_data()[0] = 1;
+      net->blob_by_name("label")->mutable_cpu_data()[1] = 2;
+      net->ClearParamDiffs();
+    }
+  }
+
+  void ExpectSameBlob(const std::string& name, bool diff) {
+    const Blob<float>& want = *reference_->blob_by_name(name);
+    const Blob<float>& got = *handed_->blob_by_name(name);
+    const float* a = diff ? want.cpu_diff() : want.cpu_data();
+    const float* b = diff ? got.cpu_diff() : got.cpu_data();
+    for (int i = 0; i < want.count(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 1e-4f * (1 + std::fabs(a[i])))
+          << name << (diff ? " diff" : " data") << " at " << i;
+    }
+  }
+
+  std::unique_ptr<Net<float>> handed_, reference_;
+};
+
+TEST_P(NetHandedOutputTest, ScaleReadingTheBlocksMatchesOneReadingTheBlob) {
+  EXPECT_TRUE(TakesBlocks(*handed_));
+  EXPECT_FALSE(TakesBlocks(*reference_));
+  for (int pass = 0; pass < 2; ++pass) {
+    float handed_loss, reference_loss;
+    handed_->Forward(&handed_loss);
+    reference_->Forward(&reference_loss);
+    EXPECT_NEAR(reference_loss, handed_loss, 1e-4 * (1 + std::fabs(reference_loss)));
+    ExpectSameBlob("conv", false);
+    ExpectSameBlob("ip", false);
+    handed_->Backward();
+    reference_->Backward();
+    ExpectSameBlob("data", true);
+    for (size_t i = 0; i < handed_->params().size(); ++i) {
+      const Blob<float>& want = *reference_->params()[i];
+      const Blob<float>& got = *handed_->params()[i];
+      for (int j = 0; j < want.count(); ++j) {
+        ASSERT_NEAR(want.cpu_diff()[j], got.cpu_diff()[j], 1e-4f * (1 + std::fabs(want.cpu_diff()[j])))
+            << "parameter " << i << " gradient at " << j;
+      }
+    }
+  }
+}
+
+// A pass that stops at the convolution (or the BatchNorm) leaves the
+// convolution's output in the blob; one that starts at the Scale reads it
+// there.
+TEST_P(NetHandedOutputTest, PassesStoppingBeforeTheScaleLeaveTheOutputInTheBlob) {
+  Net<float>* nets[] = {handed_.get(), reference_.get()};
+  const auto index = [](const Net<float>& net, const std::string& name) {
+    const auto& names = net.layer_names();
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  for (const std::string stop : {"conv", "bn"}) {
+    if (stop == "bn" && !GetParam()) continue;
+    for (Net<float>* net : nets) net->ForwardFromTo(0, index(*net, stop));
+    ExpectSameBlob("conv", false);
+    for (Net<float>* net : nets) {
+      net->ForwardFromTo(index(*net, stop) + 1, static_cast<int>(net->layers().size()) - 1);
+    }
+    ExpectSameBlob("conv", false);
+    ExpectSameBlob("ip", false);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BatchNormBetween, NetHandedOutputTest, ::testing::Bool());
+
+#endif  // CREMA_DNNL
 
 }  // namespace
 }  // namespace crema

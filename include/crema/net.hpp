@@ -195,8 +195,13 @@ class Net {
   // Folds into each Scale the BatchNorm on stored statistics just before it,
   // in place on its blob, where the BatchNorm's engine is DEFAULT
   // (ScaleLayer::FoldBatchNorm); their indices go to folded_batch_norms_.
+  // Then has each Scale that works in place on a oneDNN convolution's top
+  // (with or without a folded BatchNorm between them) take the
+  // convolution's output in its blocked layout (ScaleLayer::TakeBottomFrom);
+  // the pairs go to handed_outputs_.
   void FoldIntoScales();
   bool BatchNormFoldsInto(int batch_norm_id, int scale_id) const;
+  void HandConvolutionOutputsToScales();
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();
@@ -212,6 +217,9 @@ class Net {
   // Folded BatchNorms: a forward pass that stops at one applies its pending
   // normalisation; a backward pass that stops at its Scale leaves it out.
   std::vector<int> folded_batch_norms_;
+  // (convolution, Scale) layer ids: a forward pass that stops between the two
+  // has the convolution finish its handed-over output.
+  std::vector<std::pair<int, int>> handed_outputs_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/dnnl_conv_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
@@ -573,6 +574,66 @@ void Net<Dtype>::FoldIntoScales() {
   LOG_IF(INFO, log_ && !folded_batch_norms_.empty())
       << "Folded " << folded_batch_norms_.size()
       << " BatchNorm layers into the Scale layers that follow them";
+  HandConvolutionOutputsToScales();
+}
+
+namespace {
+
+// The oneDNN convolution `layer` is, or null (float nets only: oneDNN layers
+// are float).
+template <typename Dtype>
+DnnlConvolutionLayer<Dtype>* AsDnnlConvolution(Layer<Dtype>* layer) {
+  return nullptr;
+}
+
+#ifdef CREMA_DNNL
+template <>
+DnnlConvolutionLayer<float>* AsDnnlConvolution(Layer<float>* layer) {
+  return typeid(*layer) == typeid(DnnlConvolutionLayer<float>)
+             ? static_cast<DnnlConvolutionLayer<float>*>(layer)
+             : nullptr;
+}
+
+template <typename Dtype>
+void FinishHandedOutput(Layer<Dtype>* convolution, Blob<Dtype>* top) {}
+
+template <>
+void FinishHandedOutput(Layer<float>* convolution, Blob<float>* top) {
+  static_cast<DnnlConvolutionLayer<float>*>(convolution)->FinishHandedOutput(top);
+}
+#else
+template <typename Dtype>
+void FinishHandedOutput(Layer<Dtype>* convolution, Blob<Dtype>* top) {}
+#endif
+
+}  // namespace
+
+// A Scale in place on a one-bottom oneDNN convolution's top, right after it
+// or after a BatchNorm folded into it.
+template <typename Dtype>
+void Net<Dtype>::HandConvolutionOutputsToScales() {
+  for (int i = 1; i < static_cast<int>(layers_.size()); ++i) {
+    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(layers_[i].get());
+    if (!scale) continue;
+    const bool after_batch_norm = std::find(folded_batch_norms_.begin(), folded_batch_norms_.end(),
+                                            i - 1) != folded_batch_norms_.end();
+    const int producer = after_batch_norm ? i - 2 : i - 1;
+    DnnlConvolutionLayer<Dtype>* convolution =
+        producer >= 0 ? AsDnnlConvolution(layers_[producer].get()) : nullptr;
+    if (!convolution || bottom_vecs_[producer].size() != 1 || top_vecs_[producer].size() != 1) {
+      continue;
+    }
+    Blob<Dtype>* blob = top_vecs_[producer][0];
+    if (bottom_vecs_[i].size() != 1 || bottom_vecs_[i][0] != blob || top_vecs_[i][0] != blob ||
+        !scale->ScalesChannelsOf(*blob)) {
+      continue;
+    }
+    scale->TakeBottomFrom(convolution->HandOverOutput());
+    handed_outputs_.emplace_back(producer, i);
+  }
+  LOG_IF(INFO, log_ && !handed_outputs_.empty())
+      << handed_outputs_.size()
+      << " Scale layers move their convolution's output out of oneDNN's blocked layout";
 }
 
 template <typename Dtype>
@@ -591,6 +652,13 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
         LOG(INFO) << "    [Forward] Layer " << layer_names_[i]
                   << ", top data |x|/n = " << top->asum_data() / std::max(1, top->count());
       }
+    }
+  }
+  // A pass that stops after a convolution whose output its Scale takes, and
+  // before the Scale, leaves the output in the blob.
+  for (const std::pair<int, int>& handed : handed_outputs_) {
+    if (handed.first <= end && end < handed.second) {
+      FinishHandedOutput(layers_[handed.first].get(), top_vecs_[handed.first][0]);
     }
   }
   // A pass that stops at a folded BatchNorm leaves its output as it would be.

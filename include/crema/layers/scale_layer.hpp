@@ -12,6 +12,7 @@
 #include "crema/layer.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/bias_layer.hpp"
+#include "crema/util/blocked_output.hpp"
 
 namespace crema {
 
@@ -42,6 +43,12 @@ class ScaleLayer : public Layer<Dtype> {
   // (its own and the BatchNorm's in one pass: the default) or this layer's
   // (a backward pass that ends here; set by the net).
   void set_fold_backward(bool fold) { fold_backward_ = fold; }
+  // Takes the in-place bottom, when the producer hands it over, in oneDNN's
+  // blocked layout: a float CPU forward pass then moves it into the blob
+  // (the kept copy) and writes the top in one pass, as ChannelBlocksToPlain
+  // and the plane loop would, bit for bit. Set by the net.
+  void TakeBottomFrom(BlockedOutput* producer) { blocked_bottom_ = producer; }
+  bool takes_blocked_bottom() const { return blocked_bottom_ != nullptr; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -64,6 +71,9 @@ class ScaleLayer : public Layer<Dtype> {
   // The scale's gradient is wanted: as a learned blob (accumulated) or as
   // bottom[1] (overwritten).
   bool ScaleGradientWanted(const std::vector<bool>& propagate_down, int num_bottoms) const;
+  // The forward pass from a handed-over blocked bottom, if there is one.
+  bool ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale,
+                         const Dtype* bias, Dtype* bottom_data, Dtype* top_data);
 
   // bottom[0] viewed as [outer_dim_, scale_dim_, inner_dim_].
   int outer_dim_ = 0;
@@ -90,6 +100,10 @@ class ScaleLayer : public Layer<Dtype> {
   BatchNormLayer<Dtype>* folded_batch_norm_ = nullptr;
   bool forward_folded_ = false;
   bool fold_backward_ = true;
+  BlockedOutput* blocked_bottom_ = nullptr;
+  // Per channel: the factor the plane loop multiplies by, and zeros for the
+  // bias a folded BatchNorm without one adds.
+  std::vector<Dtype> channel_factors_, zeros_;
 };
 
 }  // namespace crema

@@ -33,6 +33,7 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
   ConvolutionLayer<Dtype>::Reshape(bottom, top);
   if (bottom[0]->shape() == primitive_shape_) return;
   primitive_shape_ = bottom[0]->shape();
+  blocked_output_.Take();  // blocks of the old shape, in a buffer about to go
   MakePrimitives(*bottom[0], *top[0]);
 }
 
@@ -143,8 +144,17 @@ void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
         {DNNL_ARG_DST, p.args.forward_dst.Out(top_data)}};
     if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
     DnnlRun(p.forward, args);
-    p.args.forward_dst.Finish(top_data);
+    if (hand_over_output_ && bottom.size() == 1 && p.args.forward_dst.MovesChannelBlocksOut()) {
+      blocked_output_.Hand(static_cast<const float*>(p.args.forward_dst.Written()));
+    } else {
+      p.args.forward_dst.Finish(top_data);
+    }
   }
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::FinishHandedOutput(Blob<Dtype>* top) {
+  if (blocked_output_.Take()) primitives_->args.forward_dst.Finish(top->mutable_cpu_data());
 }
 
 template <typename Dtype>

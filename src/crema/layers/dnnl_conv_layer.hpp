@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "crema/layers/conv_layer.hpp"
+#include "crema/util/blocked_output.hpp"
 
 namespace crema {
 
@@ -48,6 +49,16 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's
   // float choices on first layers, where bf16 loses).
   bool uses_bf16() const { return uses_dnnl() && bf16_; }
+  // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
+  // and hand it over where they can (one bottom, a top of 16-channel blocks
+  // moved by channel_blocks), for the layer that takes it (the net's fold).
+  BlockedOutput* HandOverOutput() {
+    hand_over_output_ = true;
+    return &blocked_output_;
+  }
+  // A pass that stops before the taker: moves a top still handed over into
+  // the blob.
+  void FinishHandedOutput(Blob<Dtype>* top);
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -65,6 +76,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   bool reference_for_bottom_gradient_ = false;
   bool bf16_ = false;
   bool warned_no_bf16_ = false;
+  bool hand_over_output_ = false;
+  BlockedOutput blocked_output_;
   std::unique_ptr<Primitives> primitives_;
   std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.

@@ -1,9 +1,11 @@
 #include "crema/layers/scale_layer.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "crema/filler.hpp"
+#include "crema/util/channel_blocks.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -126,9 +128,13 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   const Dtype* std = forward_folded_ ? folded_batch_norm_->std() : nullptr;
   const Dtype* scale = ScaleBlob(bottom)->cpu_data();
   const Dtype* bias = bias_layer_ ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
-  const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
   Dtype* top_data = top[0]->mutable_cpu_data();
+  if (ForwardFromBlocks(mean, std, scale, bias, copy ? copy : bottom[0]->mutable_cpu_data(),
+                        top_data)) {
+    return;
+  }
+  const Dtype* bottom_data = bottom[0]->cpu_data();
   ParallelForPlanes(outer_dim_ * scale_dim_, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int d = plane % scale_dim_;
@@ -149,6 +155,27 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
       }
     }
   });
+}
+
+template <typename Dtype>
+bool ScaleLayer<Dtype>::ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale,
+                                          const Dtype* bias, Dtype* bottom_data, Dtype* top_data) {
+  const float* blocks = blocked_bottom_ ? blocked_bottom_->Take() : nullptr;
+  if (!blocks) return false;
+#ifdef CREMA_DNNL
+  if constexpr (std::is_same<Dtype, float>::value) {
+    channel_factors_.resize(scale_dim_);
+    for (int d = 0; d < scale_dim_; ++d) channel_factors_[d] = mean ? scale[d] / std[d] : scale[d];
+    zeros_.assign(mean && !bias ? scale_dim_ : 0, Dtype(0));
+    ChannelBlocksToPlainAndAffine(blocks, bottom_data, top_data, outer_dim_, scale_dim_,
+                                  inner_dim_, mean, channel_factors_.data(),
+                                  bias ? bias : (mean ? zeros_.data() : nullptr));
+    return true;
+  }
+#endif
+  LOG(FATAL) << "layer '" << this->layer_param_.name()
+             << "': a blocked bottom was handed over to a layer that cannot read it";
+  return false;
 }
 
 namespace {

@@ -25,6 +25,13 @@ void PlainToChannelBlocks(const float* in, float* out, int num, int channels, in
 void PlainToChannelBlocksBf16(const float* in, uint16_t* out, int num, int channels, int spatial);
 // out[n][c][s] = in[n][c / 16][s][c % 16].
 void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, int spatial);
+// ChannelBlocksToPlain into `plain` (unless null), and in the same pass
+// affine[n][c][s] = (x - shift[c]) * scale[c] + bias[c] of its value x, as a
+// Scale (and a BatchNorm folded into it) computes it, bit for bit; a null
+// shift or bias is left out of the formula.
+void ChannelBlocksToPlainAndAffine(const float* in, float* plain, float* affine, int num,
+                                   int channels, int spatial, const float* shift,
+                                   const float* scale, const float* bias);
 
 // Convolution weights (float oihw, outputs and inputs multiples of 16) to the
 // bf16 layouts of oneDNN's bf16 kernels, which pair two channels in each

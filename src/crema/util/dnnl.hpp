@@ -100,6 +100,10 @@ class DnnlArgument {
   // through Out(buffer) to `sum` (plain layout), straight from the own buffer
   // where a channel_blocks move reads it, else copied back to `buffer` first.
   void FinishAdding(float* buffer, float* sum) const;
+  // Whether Finish is channel_blocks' move from nChw16c float, and the own
+  // buffer the primitive wrote (valid while the argument lives).
+  bool MovesChannelBlocksOut() const { return out_ == Move::kFloatBlocks; }
+  const void* Written() const { return own_ ? own_.get_data_handle() : nullptr; }
 
  private:
   dnnl::memory::desc Desc() const { return own_ ? own_.get_desc() : plain_; }
