@@ -205,8 +205,10 @@ class NetHandedOutputTest : public ::testing::TestWithParam<bool> {
     if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: nothing is handed";
     Context::set_mode(Context::CPU);
     const std::string stats = "use_global_stats: true";
-    const std::string bn = "layer { name: 'bn' type: 'BatchNorm' bottom: 'conv' top: 'conv'"
-                           "  batch_norm_param { " + stats + " ENGINE } }";
+    const std::string bn =
+        "layer { name: 'bn' type: 'BatchNorm' bottom: 'conv' top: 'conv'"
+        "  batch_norm_param { " +
+        stats + " ENGINE } }";
     const auto with_engine = [&](const std::string& engine) {
       std::string text = bn;
       text.replace(text.find("ENGINE"), 6, engine);
@@ -215,9 +217,9 @@ class NetHandedOutputTest : public ::testing::TestWithParam<bool> {
     // Without a BatchNorm the reference net gets an identity Power layer
     // between the two, so its Scale reads the blob.
     handed_ = MakeHandedNet(GetParam() ? with_engine("") : "");
-    reference_ = MakeHandedNet(
-        GetParam() ? with_engine("engine: CAFFE")
-                   : "layer { name: 'bn' type: 'Power' bottom: 'conv' top: 'conv' }");
+    reference_ =
+        MakeHandedNet(GetParam() ? with_engine("engine: CAFFE")
+                                 : "layer { name: 'bn' type: 'Power' bottom: 'conv' top: 'conv' }");
     Context::set_random_seed(1701);
     if (GetParam()) {
       auto& stats_blobs = handed_->layer_by_name("bn")->blobs();
@@ -272,7 +274,8 @@ TEST_P(NetHandedOutputTest, ScaleReadingTheBlocksMatchesOneReadingTheBlob) {
       const Blob<float>& want = *reference_->params()[i];
       const Blob<float>& got = *handed_->params()[i];
       for (int j = 0; j < want.count(); ++j) {
-        ASSERT_NEAR(want.cpu_diff()[j], got.cpu_diff()[j], 1e-4f * (1 + std::fabs(want.cpu_diff()[j])))
+        ASSERT_NEAR(want.cpu_diff()[j], got.cpu_diff()[j],
+                    1e-4f * (1 + std::fabs(want.cpu_diff()[j])))
             << "parameter " << i << " gradient at " << j;
       }
     }

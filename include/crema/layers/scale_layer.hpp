@@ -72,8 +72,8 @@ class ScaleLayer : public Layer<Dtype> {
   // bottom[1] (overwritten).
   bool ScaleGradientWanted(const std::vector<bool>& propagate_down, int num_bottoms) const;
   // The forward pass from a handed-over blocked bottom, if there is one.
-  bool ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale,
-                         const Dtype* bias, Dtype* bottom_data, Dtype* top_data);
+  bool ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale, const Dtype* bias,
+                         Dtype* bottom_data, Dtype* top_data);
 
   // bottom[0] viewed as [outer_dim_, scale_dim_, inner_dim_].
   int outer_dim_ = 0;

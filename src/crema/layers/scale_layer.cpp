@@ -167,8 +167,8 @@ bool ScaleLayer<Dtype>::ForwardFromBlocks(const Dtype* mean, const Dtype* std, c
     channel_factors_.resize(scale_dim_);
     for (int d = 0; d < scale_dim_; ++d) channel_factors_[d] = mean ? scale[d] / std[d] : scale[d];
     zeros_.assign(mean && !bias ? scale_dim_ : 0, Dtype(0));
-    ChannelBlocksToPlainAndAffine(blocks, bottom_data, top_data, outer_dim_, scale_dim_,
-                                  inner_dim_, mean, channel_factors_.data(),
+    ChannelBlocksToPlainAndAffine(blocks, bottom_data, top_data, outer_dim_, scale_dim_, inner_dim_,
+                                  mean, channel_factors_.data(),
                                   bias ? bias : (mean ? zeros_.data() : nullptr));
     return true;
   }

@@ -448,7 +448,7 @@ void rng_bernoulli(int N, Dtype p, unsigned int* r) {
   template void cpu_scal<Dtype>(int, Dtype, Dtype*);                                          \
   template void cpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                           \
   template void cpu_weighted_sum<Dtype>(int, const std::vector<const Dtype*>&,                \
-                                        const std::vector<Dtype>&, Dtype*);                  \
+                                        const std::vector<Dtype>&, Dtype*);                   \
   template void cpu_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
   template void cpu_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
   template void cpu_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
