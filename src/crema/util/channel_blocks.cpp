@@ -96,44 +96,35 @@ CREMA_AVX512_BF16 void PlanesToBlockBf16(const float* planes, uint16_t* block, i
   }
 }
 
-CREMA_AVX512 void BlockToPlanes(const float* block, float* planes, int spatial) {
-  for (int s = 0; s < spatial; s += kBlock) {
-    const int count = spatial - s < kBlock ? spatial - s : kBlock;
-    __m512 rows[kBlock];
-    for (int k = 0; k < kBlock; ++k) {
-      rows[k] = k < count ? _mm512_loadu_ps(block + size_t(s + k) * kBlock) : _mm512_setzero_ps();
-    }
-    Transpose16x16(rows);  // rows[c]: channel c at positions s..s+15
-    const __mmask16 mask = FirstLanes(count);
-    for (int c = 0; c < kBlock; ++c) {
-      _mm512_mask_storeu_ps(planes + size_t(c) * spatial + s, mask, rows[c]);
-    }
+// rows[c] = channel c of a block at positions s..s+count-1 (zeros after).
+CREMA_AVX512 inline void LoadBlockAsPlanes(const float* block, int s, int count,
+                                           __m512 rows[kBlock]) {
+  for (int k = 0; k < kBlock; ++k) {
+    rows[k] = k < count ? _mm512_loadu_ps(block + size_t(s + k) * kBlock) : _mm512_setzero_ps();
   }
+  Transpose16x16(rows);
 }
 
-// BlockToPlanes for data read again only much later (a Scale's kept copy,
-// read by its backward pass): whole aligned lines go straight to memory
+// `stream`: for data read again only much later (a Scale's kept copy, read
+// by its backward pass), whole aligned lines go straight to memory
 // (non-temporal stores), neither read into the cache first nor evicting
 // what the next layers read.
-CREMA_AVX512 void BlockToPlanesStreaming(const float* block, float* planes, int spatial) {
+CREMA_AVX512 void BlockToPlanes(const float* block, float* planes, int spatial, bool stream) {
   for (int s = 0; s < spatial; s += kBlock) {
     const int count = spatial - s < kBlock ? spatial - s : kBlock;
     __m512 rows[kBlock];
-    for (int k = 0; k < kBlock; ++k) {
-      rows[k] = k < count ? _mm512_loadu_ps(block + size_t(s + k) * kBlock) : _mm512_setzero_ps();
-    }
-    Transpose16x16(rows);
+    LoadBlockAsPlanes(block, s, count, rows);
     const __mmask16 mask = FirstLanes(count);
     for (int c = 0; c < kBlock; ++c) {
       float* line = planes + size_t(c) * spatial + s;
-      if (count == kBlock && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
+      if (stream && count == kBlock && reinterpret_cast<uintptr_t>(line) % 64 == 0) {
         _mm512_stream_ps(line, rows[c]);
       } else {
         _mm512_mask_storeu_ps(line, mask, rows[c]);
       }
     }
   }
-  _mm_sfence();  // the streamed lines are seen by every thread before the pool's join
+  if (stream) _mm_sfence();  // the streamed lines are seen by every thread before the pool's join
 }
 
 // BlockToPlanes, and the block's affine map to `affine` planes: per lane
@@ -146,7 +137,7 @@ CREMA_AVX512 void BlockToPlanesStreaming(const float* block, float* planes, int 
 CREMA_AVX512 void BlockToPlanesAndAffine(const float* block, float* planes, float* affine,
                                          int spatial, const float* shift, const float* scale,
                                          const float* bias) {
-  if (planes) BlockToPlanesStreaming(block, planes, spatial);
+  if (planes) BlockToPlanes(block, planes, spatial, true);
   constexpr int kExact = _MM_FROUND_CUR_DIRECTION;
   const __m512 m = shift ? _mm512_loadu_ps(shift) : _mm512_setzero_ps();
   const __m512 k = _mm512_loadu_ps(scale);
@@ -364,7 +355,7 @@ void PlainToChannelBlocksBf16(const float* in, uint16_t* out, int num, int chann
 
 void ChannelBlocksToPlain(const float* in, float* out, int num, int channels, int spatial) {
   ForEachBlock(num, channels, spatial,
-               [&](size_t at) { BlockToPlanes(in + at, out + at, spatial); });
+               [&](size_t at) { BlockToPlanes(in + at, out + at, spatial, false); });
 }
 
 void ChannelBlocksToPlainAndAffine(const float* in, float* plain, float* affine, int num,
