@@ -161,6 +161,81 @@ TEST(NetFoldTest, FoldsOnlyStoredStatisticsInPlaceOnEngineDefault) {
   EXPECT_FALSE(Folded(*MakeFoldNet<float>("", TEST, "normed")));
 }
 
+// An Eltwise SUM's bottom that a Split made holds the Eltwise's top gradient
+// in its diff itself (Net::ShareEltwiseGradients); the other bottom, which a
+// ReLU works on in place (its backward pass rewrites that diff), does not.
+// The reference net puts an identity Power layer between the Split and the
+// Eltwise, so its Eltwise copies the gradient: the same gradients, bit for
+// bit, pass after pass, the Eltwise's own top gradient included.
+const char* kResidualNet =
+    "name: 'residual' force_backward: true "
+    "layer { name: 'input' type: 'Input' top: 'data' top: 'label'"
+    "  input_param { shape { dim: 2 dim: 3 dim: 4 dim: 5 } shape { dim: 2 } } }"
+    "layer { name: 'conv0' type: 'Convolution' bottom: 'data' top: 'a'"
+    "  convolution_param { num_output: 3 kernel_size: 1 weight_filler { type: 'gaussian' } } }"
+    "layer { name: 'conv1' type: 'Convolution' bottom: 'a' top: 'b'"
+    "  convolution_param { num_output: 3 kernel_size: 3 pad: 1"
+    "    weight_filler { type: 'gaussian' } } }"
+    "layer { name: 'relu' type: 'ReLU' bottom: 'b' top: 'b' }"
+    "SHORTCUT"
+    "layer { name: 'sum' type: 'Eltwise' bottom: 'b' bottom: 'SHORT' top: 's' }"
+    "layer { name: 'ip' type: 'InnerProduct' bottom: 's' top: 'ip'"
+    "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' } } }"
+    "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }";
+
+std::unique_ptr<Net<float>> MakeResidualNet(bool identity_between) {
+  std::string text = kResidualNet;
+  text.replace(
+      text.find("SHORTCUT"), 8,
+      identity_between ? "layer { name: 'same' type: 'Power' bottom: 'a' top: 'a2' }" : "");
+  text.replace(text.find("SHORT"), 5, identity_between ? "a2" : "a");
+  NetParameter param = ParseNet(text);
+  param.mutable_state()->set_phase(TRAIN);
+  return std::unique_ptr<Net<float>>(new Net<float>(param));
+}
+
+TEST(NetEltwiseGradientTest, SplitBottomHoldsTheTopGradientItself) {
+  Context::set_mode(Context::CPU);
+  Context::set_random_seed(1701);
+  std::unique_ptr<Net<float>> shared = MakeResidualNet(false), copied = MakeResidualNet(true);
+  NetParameter weights;
+  shared->ToProto(&weights);
+  copied->CopyTrainedLayersFrom(weights);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<float>(gaussian)->Fill(shared->blob_by_name("data").get());
+  copied->blob_by_name("data")->CopyFrom(*shared->blob_by_name("data"));
+  const auto holds_top_gradient = [](const Net<float>& net) {
+    const auto& names = net.layer_names();
+    const int sum = static_cast<int>(std::find(names.begin(), names.end(), "sum") - names.begin());
+    return net.bottom_vecs()[sum][1]->cpu_diff() == net.top_vecs()[sum][0]->cpu_diff() &&
+           net.bottom_vecs()[sum][0]->cpu_diff() != net.top_vecs()[sum][0]->cpu_diff();
+  };
+  EXPECT_TRUE(holds_top_gradient(*shared));
+  EXPECT_FALSE(holds_top_gradient(*copied));
+  for (int pass = 0; pass < 2; ++pass) {
+    for (Net<float>* net : {shared.get(), copied.get()}) {
+      net->blob_by_name("label")->mutable_cpu_data()[0] = 1;
+      net->blob_by_name("label")->mutable_cpu_data()[1] = 2;
+      net->ClearParamDiffs();
+      net->Forward();
+      net->Backward();
+    }
+    for (const char* blob : {"data", "s"}) {
+      const Blob<float>& want = *copied->blob_by_name(blob);
+      const Blob<float>& got = *shared->blob_by_name(blob);
+      for (int i = 0; i < want.count(); ++i) {
+        ASSERT_EQ(want.cpu_diff()[i], got.cpu_diff()[i]) << blob << " diff at " << i;
+      }
+    }
+    for (size_t p = 0; p < shared->params().size(); ++p) {
+      const Blob<float>& a = *copied->params()[p];
+      const Blob<float>& b = *shared->params()[p];
+      for (int i = 0; i < a.count(); ++i) ASSERT_EQ(a.cpu_diff()[i], b.cpu_diff()[i]) << p;
+    }
+  }
+}
+
 #ifdef CREMA_DNNL
 
 // A oneDNN convolution's output handed in its blocked layout to the Scale in

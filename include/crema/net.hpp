@@ -202,6 +202,10 @@ class Net {
   void FoldIntoScales();
   bool BatchNormFoldsInto(int batch_norm_id, int scale_id) const;
   void HandConvolutionOutputsToScales();
+  // Lets each Eltwise SUM's first coefficient-1 bottom that a Split made
+  // (and that takes a gradient) hold the Eltwise's top gradient itself
+  // (EltwiseLayer::ShareGradientWith): the Split reads it there.
+  void ShareEltwiseGradients();
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();

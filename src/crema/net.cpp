@@ -6,7 +6,9 @@
 
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
+#include "crema/layers/eltwise_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
+#include "crema/layers/split_layer.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
 #include "crema/util/io.hpp"
@@ -57,6 +59,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
   FoldIntoScales();
+  ShareEltwiseGradients();
   LOG_IF(INFO, log_) << "Network initialization done.";
 }
 
@@ -634,6 +637,35 @@ void Net<Dtype>::HandConvolutionOutputsToScales() {
   LOG_IF(INFO, log_ && !handed_outputs_.empty())
       << handed_outputs_.size()
       << " Scale layers move their convolution's output out of oneDNN's blocked layout";
+}
+
+template <typename Dtype>
+void Net<Dtype>::ShareEltwiseGradients() {
+  int shared = 0;
+  for (int i = 0; i < static_cast<int>(layers_.size()); ++i) {
+    auto* eltwise = dynamic_cast<EltwiseLayer<Dtype>*>(layers_[i].get());
+    if (!eltwise) continue;
+    for (int k = 0; k < static_cast<int>(bottom_vecs_[i].size()); ++k) {
+      if (!bottom_need_backward_[i][k] || !eltwise->CanShareGradientWith(k) ||
+          bottom_vecs_[i][k] == top_vecs_[i][0]) {
+        continue;
+      }
+      // The layer that made the bottom: a Split (whose tops have one reader each).
+      const int blob_id = bottom_id_vecs_[i][k];
+      int maker = i - 1;
+      while (maker >= 0 && std::find(top_id_vecs_[maker].begin(), top_id_vecs_[maker].end(),
+                                     blob_id) == top_id_vecs_[maker].end()) {
+        --maker;
+      }
+      if (maker < 0 || typeid(*layers_[maker]) != typeid(SplitLayer<Dtype>)) continue;
+      eltwise->ShareGradientWith(k);
+      layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+      ++shared;
+      break;
+    }
+  }
+  LOG_IF(INFO, log_ && shared > 0)
+      << shared << " Eltwise layers give their top gradient to a Split without a copy";
 }
 
 template <typename Dtype>

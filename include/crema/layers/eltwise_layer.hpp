@@ -24,6 +24,15 @@ class EltwiseLayer : public Layer<Dtype> {
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
 
+  // Whether bottom `index` may hold the top's gradient itself (a SUM with
+  // coefficient 1 gives it that gradient unchanged), and lets it: the net
+  // does so for a bottom whose gradient only the layer that made it reads
+  // (a Split's top), saving the copy; redone on every Reshape.
+  bool CanShareGradientWith(int index) const {
+    return operation_ == EltwiseParameter::SUM && coeffs_[index] == Dtype(1);
+  }
+  void ShareGradientWith(int index) { shared_gradient_bottom_ = index; }
+
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
@@ -42,6 +51,7 @@ class EltwiseLayer : public Layer<Dtype> {
   bool stable_prod_grad_ = true;
   // MAX: for each element, the index of the bottom that won (ints).
   std::unique_ptr<SyncedMemory> max_index_;
+  int shared_gradient_bottom_ = -1;
 };
 
 }  // namespace crema

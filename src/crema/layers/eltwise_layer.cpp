@@ -42,6 +42,7 @@ void EltwiseLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
                                   << ": all bottoms must have the same shape");
   }
   top[0]->ReshapeLike(*bottom[0]);
+  if (shared_gradient_bottom_ >= 0) bottom[shared_gradient_bottom_]->ShareDiff(*top[0]);
   if (operation_ == EltwiseParameter::MAX) {
     const size_t mask_size = static_cast<size_t>(bottom[0]->count()) * sizeof(int);
     if (!max_index_ || max_index_->size() < mask_size) {
@@ -117,7 +118,7 @@ void EltwiseLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
         cpu_mul(count, bottom_diff, top_diff, bottom_diff);
         break;
       case EltwiseParameter::SUM:
-        cpu_scale(count, coeffs_[i], top_diff, bottom_diff);
+        if (bottom_diff != top_diff) cpu_scale(count, coeffs_[i], top_diff, bottom_diff);
         break;
       case EltwiseParameter::MAX: {
         const int* max_index = static_cast<const int*>(max_index_->cpu_data());
