@@ -56,6 +56,32 @@ bool Folded(const Net<Dtype>& net) {
   return static_cast<ScaleLayer<Dtype>&>(*net.layer_by_name("scale")).folds_batch_norm();
 }
 
+// Twin nets for a comparison: the first's weights in the second, the same
+// Gaussian input, labels 1 and 2, parameter gradients zeroed.
+template <typename Dtype>
+void MakeTwins(Net<Dtype>* first, Net<Dtype>* second) {
+  NetParameter weights;
+  first->ToProto(&weights);
+  second->CopyTrainedLayersFrom(weights);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<Dtype>(gaussian)->Fill(first->blob_by_name("data").get());
+  second->blob_by_name("data")->CopyFrom(*first->blob_by_name("data"));
+  for (Net<Dtype>* net : {first, second}) {
+    Dtype* label = net->blob_by_name("label")->mutable_cpu_data();
+    label[0] = 1;
+    label[1] = 2;
+    net->ClearParamDiffs();
+  }
+}
+
+// The position of the layer called `name` in `net`.
+template <typename Dtype>
+int LayerIndex(const Net<Dtype>& net, const std::string& name) {
+  const auto& names = net.layer_names();
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 template <typename Dtype>
 class NetFoldTest : public ::testing::Test {
  protected:
@@ -73,19 +99,7 @@ class NetFoldTest : public ::testing::Test {
       stats[1]->mutable_cpu_data()[c] = Dtype(0.5 + c);
     }
     stats[2]->mutable_cpu_data()[0] = Dtype(2);
-    NetParameter weights;
-    folded_->ToProto(&weights);
-    unfolded_->CopyTrainedLayersFrom(weights);
-    FillerParameter gaussian;
-    gaussian.set_type("gaussian");
-    GetFiller<Dtype>(gaussian)->Fill(folded_->blob_by_name("data").get());
-    unfolded_->blob_by_name("data")->CopyFrom(*folded_->blob_by_name("data"));
-    for (Net<Dtype>* net : {folded_.get(), unfolded_.get()}) {
-      Dtype* label = net->blob_by_name("label")->mutable_cpu_data();
-      label[0] = 1;
-      label[1] = 2;
-      net->ClearParamDiffs();
-    }
+    MakeTwins(folded_.get(), unfolded_.get());
   }
 
   // Compares data (or diffs) of a blob of both nets.
@@ -198,16 +212,9 @@ TEST(NetEltwiseGradientTest, SplitBottomHoldsTheTopGradientItself) {
   Context::set_mode(Context::CPU);
   Context::set_random_seed(1701);
   std::unique_ptr<Net<float>> shared = MakeResidualNet(false), copied = MakeResidualNet(true);
-  NetParameter weights;
-  shared->ToProto(&weights);
-  copied->CopyTrainedLayersFrom(weights);
-  FillerParameter gaussian;
-  gaussian.set_type("gaussian");
-  GetFiller<float>(gaussian)->Fill(shared->blob_by_name("data").get());
-  copied->blob_by_name("data")->CopyFrom(*shared->blob_by_name("data"));
+  MakeTwins(shared.get(), copied.get());
   const auto holds_top_gradient = [](const Net<float>& net) {
-    const auto& names = net.layer_names();
-    const int sum = static_cast<int>(std::find(names.begin(), names.end(), "sum") - names.begin());
+    const int sum = LayerIndex(net, "sum");
     return net.bottom_vecs()[sum][1]->cpu_diff() == net.top_vecs()[sum][0]->cpu_diff() &&
            net.bottom_vecs()[sum][0]->cpu_diff() != net.top_vecs()[sum][0]->cpu_diff();
   };
@@ -215,8 +222,6 @@ TEST(NetEltwiseGradientTest, SplitBottomHoldsTheTopGradientItself) {
   EXPECT_FALSE(holds_top_gradient(*copied));
   for (int pass = 0; pass < 2; ++pass) {
     for (Net<float>* net : {shared.get(), copied.get()}) {
-      net->blob_by_name("label")->mutable_cpu_data()[0] = 1;
-      net->blob_by_name("label")->mutable_cpu_data()[1] = 2;
       net->ClearParamDiffs();
       net->Forward();
       net->Backward();
@@ -304,18 +309,7 @@ class NetHandedOutputTest : public ::testing::TestWithParam<bool> {
       }
       stats_blobs[2]->mutable_cpu_data()[0] = 1;
     }
-    NetParameter weights;
-    handed_->ToProto(&weights);
-    reference_->CopyTrainedLayersFrom(weights);
-    FillerParameter gaussian;
-    gaussian.set_type("gaussian");
-    GetFiller<float>(gaussian)->Fill(handed_->blob_by_name("data").get());
-    reference_->blob_by_name("data")->CopyFrom(*handed_->blob_by_name("data"));
-    for (Net<float>* net : {handed_.get(), reference_.get()}) {
-      net->blob_by_name("label")->mutable_cpu_data()[0] = 1;
-      net->blob_by_name("label")->mutable_cpu_data()[1] = 2;
-      net->ClearParamDiffs();
-    }
+    MakeTwins(handed_.get(), reference_.get());
   }
 
   void ExpectSameBlob(const std::string& name, bool diff) {
@@ -362,16 +356,12 @@ TEST_P(NetHandedOutputTest, ScaleReadingTheBlocksMatchesOneReadingTheBlob) {
 // there.
 TEST_P(NetHandedOutputTest, PassesStoppingBeforeTheScaleLeaveTheOutputInTheBlob) {
   Net<float>* nets[] = {handed_.get(), reference_.get()};
-  const auto index = [](const Net<float>& net, const std::string& name) {
-    const auto& names = net.layer_names();
-    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
   for (const std::string stop : {"conv", "bn"}) {
     if (stop == "bn" && !GetParam()) continue;
-    for (Net<float>* net : nets) net->ForwardFromTo(0, index(*net, stop));
+    for (Net<float>* net : nets) net->ForwardFromTo(0, LayerIndex(*net, stop));
     ExpectSameBlob("conv", false);
     for (Net<float>* net : nets) {
-      net->ForwardFromTo(index(*net, stop) + 1, static_cast<int>(net->layers().size()) - 1);
+      net->ForwardFromTo(LayerIndex(*net, stop) + 1, static_cast<int>(net->layers().size()) - 1);
     }
     ExpectSameBlob("conv", false);
     ExpectSameBlob("ip", false);
