@@ -21,7 +21,6 @@ class BlockedOutput {
     blocks_ = nullptr;
     return blocks;
   }
-  bool pending() const { return blocks_ != nullptr; }
 
  private:
   const float* blocks_ = nullptr;
