@@ -1,9 +1,11 @@
 // Throughput of the CPU kernels that dominate training: sgemm (the machine's
-// peak for the convolution and inner-product layers) and axpy (the update).
+// peak for the convolution and inner-product layers), axpy (the update) and
+// im2col/col2im (the convolutions of small images).
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "crema/util/im2col.hpp"
 #include "crema/util/math_functions.hpp"
 
 namespace {
@@ -60,6 +62,40 @@ void BM_set_and_axpys(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * int64_t{kResidual} * sizeof(float));
 }
 BENCHMARK(BM_set_and_axpys);
+
+// im2col and col2im of one image for LeNet's conv2 (20x12x12, 5x5 kernel:
+// rows of 8 values) and AlexNet's conv2 (one group: 48x27x27, 5x5 kernel,
+// pad 2). Bytes: the columns written (im2col) or read (col2im).
+struct ImageGeometry {
+  int channels, size, kernel, pad;
+  int output() const { return size + 2 * pad - kernel + 1; }
+  int columns() const { return channels * kernel * kernel * output() * output(); }
+};
+const ImageGeometry kImageGeometries[] = {{20, 12, 5, 0}, {48, 27, 5, 2}};
+
+void BM_im2col(benchmark::State& state) {
+  const ImageGeometry g = kImageGeometries[state.range(0)];
+  std::vector<float> image(g.channels * g.size * g.size, 1.f), columns(g.columns());
+  for (auto _ : state) {
+    crema::im2col_cpu(image.data(), g.channels, g.size, g.size, g.kernel, g.kernel, g.pad, g.pad, 1,
+                      1, 1, 1, columns.data());
+    benchmark::DoNotOptimize(columns.data());
+  }
+  state.SetBytesProcessed(state.iterations() * int64_t{g.columns()} * sizeof(float));
+}
+BENCHMARK(BM_im2col)->Arg(0)->Arg(1);
+
+void BM_col2im(benchmark::State& state) {
+  const ImageGeometry g = kImageGeometries[state.range(0)];
+  std::vector<float> image(g.channels * g.size * g.size), columns(g.columns(), 1.f);
+  for (auto _ : state) {
+    crema::col2im_cpu(columns.data(), g.channels, g.size, g.size, g.kernel, g.kernel, g.pad, g.pad,
+                      1, 1, 1, 1, image.data());
+    benchmark::DoNotOptimize(image.data());
+  }
+  state.SetBytesProcessed(state.iterations() * int64_t{g.columns()} * sizeof(float));
+}
+BENCHMARK(BM_col2im)->Arg(0)->Arg(1);
 
 }  // namespace
 

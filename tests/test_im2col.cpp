@@ -204,6 +204,20 @@ std::vector<Geometry2d> Mixed2dGeometries() {
   geometries.push_back(dilated);
   Geometry2d one_by_one{5, 4, 4, 1, 1};
   geometries.push_back(one_by_one);
+  // Stride 1 along rows, as wide as one, two and three 16-value steps (the
+  // vector bodies of float im2col/col2im), with channels beyond a group of 4:
+  // LeNet's conv2, and wide padded, dilated and strided images.
+  geometries.push_back({6, 12, 12, 5, 5});
+  Geometry2d wide_padded{5, 9, 37, 5, 3};
+  wide_padded.pad_h = 2;
+  wide_padded.pad_w = 4;  // wider than the kernel: whole steps of padding
+  geometries.push_back(wide_padded);
+  Geometry2d wide_dilated{3, 11, 21, 3, 3};
+  wide_dilated.pad_h = wide_dilated.pad_w = 3;
+  wide_dilated.stride_h = 2;
+  wide_dilated.dilation_h = 2;
+  wide_dilated.dilation_w = 3;
+  geometries.push_back(wide_dilated);
   return geometries;
 }
 
@@ -297,29 +311,34 @@ TYPED_TEST(Im2colTest, RectangularKernelAndImage) {
 // them stay untouched, and col2im reads the same strided rows back.
 TYPED_TEST(Im2colTest, StridedRowsHoldThePackedRows) {
   using Dtype = TypeParam;
-  Geometry2d g{2, 5, 6, 3, 2};
-  g.pad_h = 1;
-  g.stride_w = 2;
-  g.dilation_h = 2;
-  const int positions = g.output_h() * g.output_w();
-  const int rows = g.col_count() / positions;
-  const int row_stride = positions + 5;
-  const std::vector<Dtype> image = RandomValues<Dtype>(g.im_count(), 11);
-  const std::vector<Dtype> packed = Im2col(image, g);
-  std::vector<Dtype> strided(rows * row_stride, Dtype(42));
-  im2col_cpu(image.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h, g.pad_w,
-             g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, strided.data(), row_stride);
-  for (int row = 0; row < rows; ++row) {
-    for (int i = 0; i < row_stride; ++i) {
-      const Dtype expected = i < positions ? packed[row * positions + i] : Dtype(42);
-      ASSERT_EQ(expected, strided[row * row_stride + i]) << "row " << row << ", entry " << i;
+  Geometry2d strided_w{2, 5, 6, 3, 2};
+  strided_w.pad_h = 1;
+  strided_w.stride_w = 2;
+  strided_w.dilation_h = 2;
+  Geometry2d wide{5, 7, 21, 3, 3};
+  wide.pad_h = wide.pad_w = 1;
+  for (const Geometry2d& g : {strided_w, wide}) {
+    const int positions = g.output_h() * g.output_w();
+    const int rows = g.col_count() / positions;
+    const int row_stride = positions + 5;
+    const std::vector<Dtype> image = RandomValues<Dtype>(g.im_count(), 11);
+    const std::vector<Dtype> packed = Im2col(image, g);
+    std::vector<Dtype> strided(rows * row_stride, Dtype(42));
+    im2col_cpu(image.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h,
+               g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, strided.data(),
+               row_stride);
+    for (int row = 0; row < rows; ++row) {
+      for (int i = 0; i < row_stride; ++i) {
+        const Dtype expected = i < positions ? packed[row * positions + i] : Dtype(42);
+        ASSERT_EQ(expected, strided[row * row_stride + i]) << "row " << row << ", entry " << i;
+      }
     }
+    std::vector<Dtype> from_strided(g.im_count(), Dtype(7));
+    col2im_cpu(strided.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h,
+               g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, from_strided.data(),
+               row_stride);
+    EXPECT_EQ(Col2im(packed, g), from_strided);
   }
-  std::vector<Dtype> from_strided(g.im_count(), Dtype(7));
-  col2im_cpu(strided.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h,
-             g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, from_strided.data(),
-             row_stride);
-  EXPECT_EQ(Col2im(packed, g), from_strided);
 }
 
 TYPED_TEST(Im2colTest, ChannelsStackTheirRows) {

@@ -1,9 +1,21 @@
 #include "crema/util/im2col.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "crema/common.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CREMA_IM2COL_AVX512 1
+// GCC 12's AVX-512 headers pass an uninitialised vector as the unused merge
+// operand of unmasked intrinsics (GCC bug 105593): a false warning.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+#endif
 
 namespace crema {
 namespace {
@@ -23,44 +35,215 @@ inline int OutputSize(int size, int kernel, int pad, int stride, int dilation) {
   return (size + 2 * pad - (dilation * (kernel - 1) + 1)) / stride + 1;
 }
 
-// Both im2col and col2im walk the same column rows, one per (channel, kernel
-// tap, output row), each output_w entries long (rows of one tap are
-// col_row_stride apart); only what they do with a row differs.
-// visit(col_offset, im_offset, ow_begin, ow_end): entries [ow_begin, ow_end)
-// of the row at col_offset read the image at
-// im_offset + ow * stride_w; the others read padding. Working a row at a time
-// keeps the bounds checks out of the inner loops.
-template <typename RowVisit>
-void VisitColumnRows2d(int channels, int height, int width, int kernel_h, int kernel_w, int pad_h,
-                       int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
-                       int col_row_stride, RowVisit visit) {
-  const int output_h = OutputSize(height, kernel_h, pad_h, stride_h, dilation_h);
-  const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
-  if (col_row_stride == 0) col_row_stride = output_h * output_w;
-  int tap_offset = 0;
-  for (int channel = 0; channel < channels; ++channel) {
-    const int channel_offset = channel * height * width;
-    for (int kh = 0; kh < kernel_h; ++kh) {
-      for (int kw = 0; kw < kernel_w; ++kw) {
-        // The input column read at ow = 0, and the output range inside the image.
-        const int iw0 = InputPosition(0, kw, pad_w, stride_w, dilation_w);
-        const int inside_begin = iw0 >= 0 ? 0 : (-iw0 + stride_w - 1) / stride_w;
-        const int inside_end =
-            width > iw0 ? std::min(output_w, (width - iw0 + stride_w - 1) / stride_w) : 0;
-        const int ow_begin = std::min(inside_begin, inside_end);
-        int col_offset = tap_offset;
-        tap_offset += col_row_stride;
-        for (int oh = 0; oh < output_h; ++oh, col_offset += output_w) {
-          const int ih = InputPosition(oh, kh, pad_h, stride_h, dilation_h);
-          if (InsideAxis(ih, height)) {
-            visit(col_offset, channel_offset + ih * width + iw0, ow_begin, inside_end);
-          } else {
-            visit(col_offset, 0, 0, 0);
-          }
-        }
+// The outputs o in [0, count) whose input first + o * stride lies in
+// [0, size): [*begin, *end), empty with *begin == *end.
+inline void InsideRange(int first, int stride, int size, int count, int* begin, int* end) {
+  const int inside_begin = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  *end = size > first ? std::min(count, (size - first + stride - 1) / stride) : 0;
+  *begin = std::min(inside_begin, *end);
+}
+
+// The arguments of the 2-D functions, with the sizes derived from them.
+struct Geometry2d {
+  Geometry2d(int channels, int height, int width, int kernel_h, int kernel_w, int pad_h, int pad_w,
+             int stride_h, int stride_w, int dilation_h, int dilation_w, int col_row_stride)
+      : channels(channels),
+        height(height),
+        width(width),
+        kernel_h(kernel_h),
+        kernel_w(kernel_w),
+        pad_h(pad_h),
+        pad_w(pad_w),
+        stride_h(stride_h),
+        stride_w(stride_w),
+        dilation_h(dilation_h),
+        dilation_w(dilation_w),
+        output_h(OutputSize(height, kernel_h, pad_h, stride_h, dilation_h)),
+        output_w(OutputSize(width, kernel_w, pad_w, stride_w, dilation_w)),
+        col_row_stride(col_row_stride ? col_row_stride : output_h * output_w) {}
+
+  int channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w, dilation_h,
+      dilation_w;
+  int output_h, output_w;
+  int col_row_stride;  // from one (channel, tap) row of data_col to the next
+};
+
+// One row of data_col: a (channel, kernel tap) pair, output_h x output_w
+// entries. Output rows [oh_begin, oh_end) read input rows inside the image,
+// and in those rows the entries [ow_begin, ow_end) read inside columns; every
+// other entry reads padding.
+struct Tap {
+  int col_offset;  // the row's first entry in data_col
+  int im_offset;   // the image offset (oh, ow) = (0, 0) reads; may lie outside
+  int oh_begin, oh_end, ow_begin, ow_end;
+};
+
+// Both im2col and col2im walk the same taps, in data_col's order; only what
+// they do with a tap differs. Always inlined, so that a caller compiled for
+// AVX-512 inlines its tap visit too.
+template <typename TapVisit>
+__attribute__((always_inline)) inline void VisitTaps(const Geometry2d& g, TapVisit visit) {
+  Tap tap;
+  tap.col_offset = 0;
+  for (int channel = 0; channel < g.channels; ++channel) {
+    for (int kh = 0; kh < g.kernel_h; ++kh) {
+      const int ih0 = InputPosition(0, kh, g.pad_h, g.stride_h, g.dilation_h);
+      InsideRange(ih0, g.stride_h, g.height, g.output_h, &tap.oh_begin, &tap.oh_end);
+      for (int kw = 0; kw < g.kernel_w; ++kw) {
+        const int iw0 = InputPosition(0, kw, g.pad_w, g.stride_w, g.dilation_w);
+        InsideRange(iw0, g.stride_w, g.width, g.output_w, &tap.ow_begin, &tap.ow_end);
+        tap.im_offset = (channel * g.height + ih0) * g.width + iw0;
+        visit(tap);
+        tap.col_offset += g.col_row_stride;
       }
     }
   }
+}
+
+// Plain loops: rows are a few values long (see CMakeLists.txt).
+template <typename Dtype>
+void Im2colPlain(const Dtype* data_im, const Geometry2d& g, Dtype* data_col) {
+  const int row_step = g.stride_h * g.width;
+  VisitTaps(g, [&](const Tap& tap) {
+    Dtype* col = data_col + tap.col_offset;
+    for (int oh = 0; oh < g.output_h; ++oh, col += g.output_w) {
+      const bool inside = oh >= tap.oh_begin && oh < tap.oh_end;
+      const int ow_begin = inside ? tap.ow_begin : 0, ow_end = inside ? tap.ow_end : 0;
+      for (int ow = 0; ow < ow_begin; ++ow) col[ow] = Dtype(0);
+      const int row = tap.im_offset + oh * row_step;
+      if (g.stride_w == 1) {
+        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = data_im[row + ow];
+      } else {
+        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = data_im[row + ow * g.stride_w];
+      }
+      for (int ow = ow_end; ow < g.output_w; ++ow) col[ow] = Dtype(0);
+    }
+  });
+}
+
+// Each image value sums its entries in tap order.
+template <typename Dtype>
+void Col2imPlain(const Dtype* data_col, const Geometry2d& g, Dtype* data_im) {
+  const int row_step = g.stride_h * g.width;
+  VisitTaps(g, [&](const Tap& tap) {
+    const Dtype* col = data_col + tap.col_offset + tap.oh_begin * g.output_w;
+    for (int oh = tap.oh_begin; oh < tap.oh_end; ++oh, col += g.output_w) {
+      const int row = tap.im_offset + oh * row_step;
+      if (g.stride_w == 1) {
+        for (int ow = tap.ow_begin; ow < tap.ow_end; ++ow) data_im[row + ow] += col[ow];
+      } else {
+        for (int ow = tap.ow_begin; ow < tap.ow_end; ++ow) {
+          data_im[row + ow * g.stride_w] += col[ow];
+        }
+      }
+    }
+  });
+}
+
+#ifdef CREMA_IM2COL_AVX512
+// Float rows at stride_w 1 go 16 lanes at a time, under masks: a few values
+// per row (8 for LeNet's conv2) cost one load and one store instead of a
+// vector step and a scalar tail. Both functions put the same values in the
+// same places as the plain loops, and col2im adds each image value's entries
+// in the same order, so results are bit for bit the plain loops'.
+// BM_im2col/BM_col2im in tests/bench_math_functions.cpp time them.
+#define CREMA_AVX512 __attribute__((target("avx512f")))
+
+// Lanes l of a 16-lane step with begin <= l < end.
+CREMA_AVX512 inline __mmask16 LanesBetween(int begin, int end) {
+  const auto below = [](int count) {
+    return count <= 0 ? 0u : count >= 16 ? 0xFFFFu : (1u << count) - 1;
+  };
+  return static_cast<__mmask16>(below(end) & ~below(begin));
+}
+
+// Tap by tap, a column of 16-lane steps down the output rows with the masks
+// computed once. Masked-off lanes are neither read nor faulted on.
+CREMA_AVX512 void Im2colAvx512(const float* data_im, const Geometry2d& g, float* data_col) {
+  const int row_step = g.stride_h * g.width;
+  VisitTaps(g, [&](const Tap& tap) CREMA_AVX512 {
+    for (int ow = 0; ow < g.output_w; ow += 16) {
+      const __mmask16 inside = LanesBetween(tap.ow_begin - ow, tap.ow_end - ow);
+      const __mmask16 row = LanesBetween(0, g.output_w - ow);
+      float* col = data_col + tap.col_offset + ow;
+      int oh = 0;
+      for (; oh < tap.oh_begin; ++oh, col += g.output_w) {
+        _mm512_mask_storeu_ps(col, row, _mm512_setzero_ps());
+      }
+      const float* im = data_im + (tap.im_offset + tap.oh_begin * row_step + ow);
+      for (; oh < tap.oh_end; ++oh, col += g.output_w, im += row_step) {
+        _mm512_mask_storeu_ps(col, row, _mm512_maskz_loadu_ps(inside, im));
+      }
+      for (; oh < g.output_h; ++oh, col += g.output_w) {
+        _mm512_mask_storeu_ps(col, row, _mm512_setzero_ps());
+      }
+    }
+  });
+}
+
+// col2im turned around: each 16 values of an image row are summed in
+// registers from the entries that read them, taps in data_col's order, and
+// stored once. Adding into the image row by row instead would load values
+// just stored at an address one value off, which the CPU cannot forward.
+// `group` channels go together, so that their independent sums hide each
+// other's latency.
+template <int group>
+CREMA_AVX512 __attribute__((always_inline)) inline void Col2imChannelsAvx512(
+    const float* channel_col, size_t channel_col_step, const Geometry2d& g, float* channel_im) {
+  const int channel_im_step = g.height * g.width;
+  for (int ih = 0; ih < g.height; ++ih) {
+    for (int iw = 0; iw < g.width; iw += 16) {
+      __m512 sum[group];
+      for (int c = 0; c < group; ++c) sum[c] = _mm512_setzero_ps();
+      for (int kh = 0; kh < g.kernel_h; ++kh) {
+        const int oh_strided = ih + g.pad_h - kh * g.dilation_h;
+        const int oh = oh_strided / g.stride_h;
+        if (oh_strided < 0 || oh_strided % g.stride_h != 0 || oh >= g.output_h) continue;
+        const float* col =
+            channel_col + static_cast<size_t>(kh) * g.kernel_w * g.col_row_stride + oh * g.output_w;
+        for (int kw = 0; kw < g.kernel_w; ++kw, col += g.col_row_stride) {
+          const int ow = iw + g.pad_w - kw * g.dilation_w;  // lane 0's entry
+          const __mmask16 inside = LanesBetween(-ow, g.output_w - ow);
+          for (int c = 0; c < group; ++c) {
+            sum[c] = _mm512_add_ps(sum[c],
+                                   _mm512_maskz_loadu_ps(inside, col + c * channel_col_step + ow));
+          }
+        }
+      }
+      const __mmask16 lanes = LanesBetween(0, g.width - iw);
+      for (int c = 0; c < group; ++c) {
+        _mm512_mask_storeu_ps(channel_im + c * channel_im_step + ih * g.width + iw, lanes, sum[c]);
+      }
+    }
+  }
+}
+
+CREMA_AVX512 void Col2imAvx512(const float* data_col, const Geometry2d& g, float* data_im) {
+  const size_t channel_col_step = static_cast<size_t>(g.kernel_h) * g.kernel_w * g.col_row_stride;
+  const int channel_im_step = g.height * g.width;
+  int channel = 0;
+  for (; channel + 4 <= g.channels; channel += 4) {
+    Col2imChannelsAvx512<4>(data_col + channel * channel_col_step, channel_col_step, g,
+                            data_im + channel * channel_im_step);
+  }
+  for (; channel < g.channels; ++channel) {
+    Col2imChannelsAvx512<1>(data_col + channel * channel_col_step, channel_col_step, g,
+                            data_im + channel * channel_im_step);
+  }
+}
+#undef CREMA_AVX512
+#endif  // CREMA_IM2COL_AVX512
+
+// Whether the AVX-512 bodies serve a call: float data at stride_w 1 on a CPU
+// that has AVX-512.
+template <typename Dtype>
+bool UseAvx512(const Geometry2d& g) {
+#ifdef CREMA_IM2COL_AVX512
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  return std::is_same<Dtype, float>::value && g.stride_w == 1 && has_avx512;
+#else
+  return false;
+#endif
 }
 
 int Product(const int* values, int count) {
@@ -77,7 +260,7 @@ void NextMultiIndex(int num_axes, const int* shape, int* index) {
   }
 }
 
-// The N-D form of VisitColumnPairs2d: each column row is one (channel, kernel
+// The N-D walk: each column row is one (channel, kernel
 // tap) pair, and its entries walk every output position.
 template <typename Visit>
 void VisitColumnPairsNd(int num_spatial_axes, const int* im_shape, const int* col_shape,
@@ -122,41 +305,32 @@ template <typename Dtype>
 void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
                 int dilation_w, Dtype* data_col, int col_row_stride) {
-  const int output_w = OutputSize(width, kernel_w, pad_w, stride_w, dilation_w);
-  VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                    dilation_h, dilation_w, col_row_stride,
-                    [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
-                      // Plain loops: rows are a few values long (see CMakeLists.txt).
-                      Dtype* col = data_col + col_offset;
-                      for (int ow = 0; ow < ow_begin; ++ow) col[ow] = Dtype(0);
-                      const Dtype* im = data_im + im_offset;
-                      if (stride_w == 1) {
-                        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = im[ow];
-                      } else {
-                        for (int ow = ow_begin; ow < ow_end; ++ow) col[ow] = im[ow * stride_w];
-                      }
-                      for (int ow = std::max(ow_begin, ow_end); ow < output_w; ++ow) {
-                        col[ow] = Dtype(0);
-                      }
-                    });
+  const Geometry2d g(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+                     dilation_h, dilation_w, col_row_stride);
+#ifdef CREMA_IM2COL_AVX512
+  if (UseAvx512<Dtype>(g)) {
+    Im2colAvx512(reinterpret_cast<const float*>(data_im), g, reinterpret_cast<float*>(data_col));
+    return;
+  }
+#endif
+  Im2colPlain(data_im, g, data_col);
 }
 
 template <typename Dtype>
 void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int kernel_h,
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
                 int dilation_w, Dtype* data_im, int col_row_stride) {
+  const Geometry2d g(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+                     dilation_h, dilation_w, col_row_stride);
+#ifdef CREMA_IM2COL_AVX512
+  if (UseAvx512<Dtype>(g)) {
+    // Every image value is written: no zeroing first.
+    Col2imAvx512(reinterpret_cast<const float*>(data_col), g, reinterpret_cast<float*>(data_im));
+    return;
+  }
+#endif
   std::fill(data_im, data_im + channels * height * width, Dtype(0));
-  VisitColumnRows2d(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
-                    dilation_h, dilation_w, col_row_stride,
-                    [&](int col_offset, int im_offset, int ow_begin, int ow_end) {
-                      const Dtype* col = data_col + col_offset;
-                      Dtype* im = data_im + im_offset;
-                      if (stride_w == 1) {
-                        for (int ow = ow_begin; ow < ow_end; ++ow) im[ow] += col[ow];
-                      } else {
-                        for (int ow = ow_begin; ow < ow_end; ++ow) im[ow * stride_w] += col[ow];
-                      }
-                    });
+  Col2imPlain(data_col, g, data_im);
 }
 
 template <typename Dtype>
