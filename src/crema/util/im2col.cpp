@@ -157,25 +157,53 @@ CREMA_AVX512 inline __mmask16 LanesBetween(int begin, int end) {
   return static_cast<__mmask16>(below(end) & ~below(begin));
 }
 
-// Tap by tap, a column of 16-lane steps down the output rows with the masks
-// computed once. Masked-off lanes are neither read nor faulted on.
+CREMA_AVX512 inline void ZeroAvx512(float* values, int count) {
+  for (int i = 0; i < count; i += 16) {
+    _mm512_mask_storeu_ps(values + i, LanesBetween(0, count - i), _mm512_setzero_ps());
+  }
+}
+
+// Tap by tap: the rows of padding above and below the image are one
+// contiguous run each; the rows inside go in 16-lane steps with the masks
+// computed once per tap, two rows to a step where two fit (LeNet's conv2:
+// 4.4 against 6.1 us per image). Masked-off lanes are neither read nor
+// faulted on.
 CREMA_AVX512 void Im2colAvx512(const float* data_im, const Geometry2d& g, float* data_col) {
+  // Locals, not g's fields: vector stores may alias anything, so the
+  // compiler would reload those after every store.
   const int row_step = g.stride_h * g.width;
-  VisitTaps(g, [&](const Tap& tap) CREMA_AVX512 {
-    for (int ow = 0; ow < g.output_w; ow += 16) {
-      const __mmask16 inside = LanesBetween(tap.ow_begin - ow, tap.ow_end - ow);
-      const __mmask16 row = LanesBetween(0, g.output_w - ow);
-      float* col = data_col + tap.col_offset + ow;
-      int oh = 0;
-      for (; oh < tap.oh_begin; ++oh, col += g.output_w) {
-        _mm512_mask_storeu_ps(col, row, _mm512_setzero_ps());
+  const int output_w = g.output_w, output_h = g.output_h;
+  VisitTaps(g, [&, row_step, output_w, output_h](const Tap& tap) CREMA_AVX512 {
+    const int oh_begin = tap.oh_begin, oh_end = tap.oh_end;
+    const int ow_begin = tap.ow_begin, ow_end = tap.ow_end;
+    float* col = data_col + tap.col_offset;
+    ZeroAvx512(col, oh_begin * output_w);
+    ZeroAvx512(col + oh_end * output_w, (output_h - oh_end) * output_w);
+    col += oh_begin * output_w;
+    const float* im = data_im + (tap.im_offset + oh_begin * row_step);
+    const int rows = oh_end - oh_begin;
+    if (2 * output_w <= 16) {
+      // The second row's lanes start at output_w.
+      const __mmask16 first = LanesBetween(ow_begin, ow_end);
+      const __mmask16 second = static_cast<__mmask16>(first << output_w);
+      const __mmask16 pair = LanesBetween(0, 2 * output_w);
+      int row = 0;
+      for (; row + 2 <= rows; row += 2, col += 2 * output_w, im += 2 * row_step) {
+        const __m512 values = _mm512_maskz_loadu_ps(first, im);
+        _mm512_mask_storeu_ps(col, pair,
+                              _mm512_mask_loadu_ps(values, second, im + (row_step - output_w)));
       }
-      const float* im = data_im + (tap.im_offset + tap.oh_begin * row_step + ow);
-      for (; oh < tap.oh_end; ++oh, col += g.output_w, im += row_step) {
-        _mm512_mask_storeu_ps(col, row, _mm512_maskz_loadu_ps(inside, im));
+      if (row < rows) {
+        _mm512_mask_storeu_ps(col, LanesBetween(0, output_w), _mm512_maskz_loadu_ps(first, im));
       }
-      for (; oh < g.output_h; ++oh, col += g.output_w) {
-        _mm512_mask_storeu_ps(col, row, _mm512_setzero_ps());
+      return;
+    }
+    for (int ow = 0; ow < output_w; ow += 16) {
+      const __mmask16 inside = LanesBetween(ow_begin - ow, ow_end - ow);
+      const __mmask16 lanes = LanesBetween(0, output_w - ow);
+      for (int row = 0; row < rows; ++row) {
+        _mm512_mask_storeu_ps(col + (row * output_w + ow), lanes,
+                              _mm512_maskz_loadu_ps(inside, im + (row * row_step + ow)));
       }
     }
   });
@@ -190,29 +218,34 @@ CREMA_AVX512 void Im2colAvx512(const float* data_im, const Geometry2d& g, float*
 template <int group>
 CREMA_AVX512 __attribute__((always_inline)) inline void Col2imChannelsAvx512(
     const float* channel_col, size_t channel_col_step, const Geometry2d& g, float* channel_im) {
-  const int channel_im_step = g.height * g.width;
-  for (int ih = 0; ih < g.height; ++ih) {
-    for (int iw = 0; iw < g.width; iw += 16) {
+  // Locals, not g's fields, as in Im2colAvx512.
+  const int height = g.height, width = g.width, kernel_h = g.kernel_h, kernel_w = g.kernel_w;
+  const int pad_h = g.pad_h, pad_w = g.pad_w, stride_h = g.stride_h;
+  const int dilation_h = g.dilation_h, dilation_w = g.dilation_w;
+  const int output_h = g.output_h, output_w = g.output_w, col_row_stride = g.col_row_stride;
+  const int channel_im_step = height * width;
+  for (int ih = 0; ih < height; ++ih) {
+    for (int iw = 0; iw < width; iw += 16) {
       __m512 sum[group];
       for (int c = 0; c < group; ++c) sum[c] = _mm512_setzero_ps();
-      for (int kh = 0; kh < g.kernel_h; ++kh) {
-        const int oh_strided = ih + g.pad_h - kh * g.dilation_h;
-        const int oh = oh_strided / g.stride_h;
-        if (oh_strided < 0 || oh_strided % g.stride_h != 0 || oh >= g.output_h) continue;
+      for (int kh = 0; kh < kernel_h; ++kh) {
+        const int oh_strided = ih + pad_h - kh * dilation_h;
+        const int oh = oh_strided / stride_h;
+        if (oh_strided < 0 || oh_strided % stride_h != 0 || oh >= output_h) continue;
         const float* col =
-            channel_col + static_cast<size_t>(kh) * g.kernel_w * g.col_row_stride + oh * g.output_w;
-        for (int kw = 0; kw < g.kernel_w; ++kw, col += g.col_row_stride) {
-          const int ow = iw + g.pad_w - kw * g.dilation_w;  // lane 0's entry
-          const __mmask16 inside = LanesBetween(-ow, g.output_w - ow);
+            channel_col + static_cast<size_t>(kh) * kernel_w * col_row_stride + oh * output_w;
+        for (int kw = 0; kw < kernel_w; ++kw, col += col_row_stride) {
+          const int ow = iw + pad_w - kw * dilation_w;  // lane 0's entry
+          const __mmask16 inside = LanesBetween(-ow, output_w - ow);
           for (int c = 0; c < group; ++c) {
             sum[c] = _mm512_add_ps(sum[c],
                                    _mm512_maskz_loadu_ps(inside, col + c * channel_col_step + ow));
           }
         }
       }
-      const __mmask16 lanes = LanesBetween(0, g.width - iw);
+      const __mmask16 lanes = LanesBetween(0, width - iw);
       for (int c = 0; c < group; ++c) {
-        _mm512_mask_storeu_ps(channel_im + c * channel_im_step + ih * g.width + iw, lanes, sum[c]);
+        _mm512_mask_storeu_ps(channel_im + c * channel_im_step + ih * width + iw, lanes, sum[c]);
       }
     }
   }
