@@ -123,19 +123,20 @@ void LRNLayer<Dtype>::ForwardAcrossChannelsCpu(const Blob<Dtype>& bottom, Blob<D
   Dtype* scale_data = scale_.mutable_cpu_data();
   Dtype* power_data = power_.mutable_cpu_data();
   Dtype* top_data = top->mutable_cpu_data();
+  // Locals, not the layer's fields: the loop's stores could alias those, and
+  // the compiler would keep the loop scalar, reloading them at every value.
+  const Dtype alpha = window_alpha_, offset = offset_, exponent = -beta_;
   ParallelForPlanes(num_ * channels_, plane_size, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
-      const size_t offset = static_cast<size_t>(plane) * plane_size;
-      Dtype* scale = scale_data + offset;
+      const size_t plane_offset = static_cast<size_t>(plane) * plane_size;
+      Dtype* __restrict scale = scale_data + plane_offset;
       ChannelWindowSumCpu<true>(bottom_data, plane, scale);
-      const Dtype* x = bottom_data + offset;
-      Dtype* power = power_data + offset;
-      Dtype* y = top_data + offset;
-      for (int i = 0; i < plane_size; ++i) {
-        scale[i] = scale[i] * window_alpha_ + offset_;
-        power[i] = pow_value(scale[i], -beta_);
-        y[i] = power[i] * x[i];
-      }
+      const Dtype* __restrict x = bottom_data + plane_offset;
+      Dtype* __restrict power = power_data + plane_offset;
+      Dtype* __restrict y = top_data + plane_offset;
+      for (int i = 0; i < plane_size; ++i) scale[i] = scale[i] * alpha + offset;
+      plane_powx(plane_size, scale, exponent, power);
+      for (int i = 0; i < plane_size; ++i) y[i] = power[i] * x[i];
     }
   });
 }

@@ -326,9 +326,8 @@ void cpu_sqrt(int N, const Dtype* a, Dtype* y) {
 
 template <typename Dtype>
 void cpu_powx(int N, const Dtype* a, Dtype b, Dtype* y) {
-  ForBlocks(N, kMinParallelTranscendentals, [&](int begin, int end) {
-    for (int i = begin; i < end; ++i) y[i] = pow_value(a[i], b);
-  });
+  ForBlocks(N, kMinParallelTranscendentals,
+            [&](int begin, int end) { plane_powx(end - begin, a + begin, b, y + begin); });
 }
 
 template <typename Dtype>
