@@ -278,15 +278,17 @@ TEST(DnnlConvolutionLayerTest, Bf16MatchesReferenceWithinBf16Precision) {
 
 // Engine DEFAULT in bf16: first layers keep its float choice (LeNet's conv1:
 // the reference body; a 3-channel layer: bf16 forward, and a backward pass
-// with the bottom gradient on the float reference body, matching it);
-// other layers, LeNet's conv2 among them, run bf16.
-TEST(DnnlConvolutionLayerTest, Bf16DefaultKeepsFloatOnFirstLayers) {
+// with the bottom gradient on the float reference body, matching it), and so
+// do channels that oneDNN's blocks would mostly pad (LeNet's conv2: the
+// reference body); other layers run bf16.
+TEST(DnnlConvolutionLayerTest, Bf16DefaultKeepsFloatOnFirstLayersAndMostlyPaddedChannels) {
   if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
   struct Case {
     int in, out;
     bool bf16;
   };
-  for (const Case& c : {Case{1, 20, false}, Case{3, 64, true}, Case{20, 50, true}}) {
+  for (const Case& c :
+       {Case{1, 20, false}, Case{3, 64, true}, Case{20, 50, false}, Case{32, 48, true}}) {
     SCOPED_TRACE(testing::Message() << c.in << " -> " << c.out << " channels");
     LayerParameter param;
     ReadProtoFromString(

@@ -40,17 +40,17 @@ void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
 template <typename Dtype>
 typename DnnlConvolutionLayer<Dtype>::DefaultBody DnnlConvolutionLayer<Dtype>::ChooseDefaultBody(
     int input_channels, int output_channels, bool pointwise) {
-  if (pointwise) return DefaultBody::kReference;
+  if (pointwise || MostlyPadding(input_channels, output_channels)) return DefaultBody::kReference;
+  return input_channels < kFewChannels ? DefaultBody::kOneDnnWithoutBottomGradient
+                                       : DefaultBody::kOneDnn;
+}
+
+template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::MostlyPadding(int input_channels, int output_channels) {
   const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };
   // Few input channels stay in the plain layout: only the output's blocks count.
-  if (input_channels < kFewChannels) {
-    return padded(output_channels) <= 1.5 * output_channels
-               ? DefaultBody::kOneDnnWithoutBottomGradient
-               : DefaultBody::kReference;
-  }
-  return padded(input_channels) * padded(output_channels) <= 1.5 * input_channels * output_channels
-             ? DefaultBody::kOneDnn
-             : DefaultBody::kReference;
+  if (input_channels < kFewChannels) return padded(output_channels) > 1.5 * output_channels;
+  return padded(input_channels) * padded(output_channels) > 1.5 * input_channels * output_channels;
 }
 
 template <typename Dtype>
@@ -80,11 +80,16 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   if (this->bias_term_) p->bias = PlainDesc({out});
   reference_for_bottom_gradient_ = false;
   const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
-  // In bf16 engine DEFAULT keeps its float choice for first layers only (few
-  // input channels): oneDNN's bf16 kernels lose there (LeNet's conv1 took
-  // 0.9 ms forward and 7.7 ms backward against 0.55 and 0.77 in float;
-  // AlexNet's conv1 bottom gradient 35 against 31 ms), and win elsewhere.
-  if (where_faster_ && (!bf16 || in / group < kFewChannels)) {
+  // In bf16 engine DEFAULT keeps its float choice for first layers (few
+  // input channels) and for channels that oneDNN's blocks would mostly pad:
+  // oneDNN's bf16 kernels lose there (LeNet's conv1 took 0.9 ms forward and
+  // 7.7 ms backward against 0.55 and 0.77 in float; AlexNet's conv1 bottom
+  // gradient 35 against 31 ms; LeNet's conv2 1.22-1.25 + 2.82-2.97 ms
+  // against 1.21-1.26 + 2.43-2.47), and win elsewhere, pointwise kernels
+  // among them.
+  const bool keeps_float_choice =
+      in / group < kFewChannels || MostlyPadding(in / group, out / group);
+  if (where_faster_ && (!bf16 || keeps_float_choice)) {
     const DefaultBody body = ChooseDefaultBody(in / group, out / group, this->is_1x1_);
     if (body == DefaultBody::kReference) return;
     reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;

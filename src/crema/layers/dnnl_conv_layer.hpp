@@ -42,12 +42,17 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // Fewer input channels than one of oneDNN's blocks: a first layer.
   static constexpr int kFewChannels = 16;
   static DefaultBody ChooseDefaultBody(int input_channels, int output_channels, bool pointwise);
+  // Whether oneDNN's blocks of 16 channels would be mostly padding: more than
+  // 1.5x the channels of the input and output (of the output alone for a
+  // first layer, whose input stays plain).
+  static bool MostlyPadding(int input_channels, int output_channels);
   // Whether the current shape runs on oneDNN (else on the reference body).
   bool uses_dnnl() const { return static_cast<bool>(primitives_); }
   // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
   // avx512_bf16: bfloat16 operands, float results and gradients; every
   // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's
-  // float choices on first layers, where bf16 loses).
+  // float choices on first layers and mostly padded channels, where bf16
+  // loses).
   bool uses_bf16() const { return uses_dnnl() && bf16_; }
   // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
   // and hand it over where they can (one bottom, a top of 16-channel blocks
