@@ -265,19 +265,14 @@ CREMA_AVX512 void Col2imAvx512(const float* data_col, const Geometry2d& g, float
   }
 }
 #undef CREMA_AVX512
-#endif  // CREMA_IM2COL_AVX512
 
-// Whether the AVX-512 bodies serve a call: float data at stride_w 1 on a CPU
+// Whether the AVX-512 bodies serve a call on float data: stride_w 1 on a CPU
 // that has AVX-512.
-template <typename Dtype>
 bool UseAvx512(const Geometry2d& g) {
-#ifdef CREMA_IM2COL_AVX512
   static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return std::is_same<Dtype, float>::value && g.stride_w == 1 && has_avx512;
-#else
-  return false;
-#endif
+  return g.stride_w == 1 && has_avx512;
 }
+#endif  // CREMA_IM2COL_AVX512
 
 int Product(const int* values, int count) {
   int product = 1;
@@ -341,9 +336,8 @@ void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int k
   const Geometry2d g(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
                      dilation_h, dilation_w, col_row_stride);
 #ifdef CREMA_IM2COL_AVX512
-  if (UseAvx512<Dtype>(g)) {
-    Im2colAvx512(reinterpret_cast<const float*>(data_im), g, reinterpret_cast<float*>(data_col));
-    return;
+  if constexpr (std::is_same<Dtype, float>::value) {
+    if (UseAvx512(g)) return Im2colAvx512(data_im, g, data_col);
   }
 #endif
   Im2colPlain(data_im, g, data_col);
@@ -356,10 +350,9 @@ void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int 
   const Geometry2d g(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
                      dilation_h, dilation_w, col_row_stride);
 #ifdef CREMA_IM2COL_AVX512
-  if (UseAvx512<Dtype>(g)) {
+  if constexpr (std::is_same<Dtype, float>::value) {
     // Every image value is written: no zeroing first.
-    Col2imAvx512(reinterpret_cast<const float*>(data_col), g, reinterpret_cast<float*>(data_im));
-    return;
+    if (UseAvx512(g)) return Col2imAvx512(data_col, g, data_im);
   }
 #endif
   std::fill(data_im, data_im + channels * height * width, Dtype(0));
