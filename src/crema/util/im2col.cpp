@@ -165,9 +165,8 @@ CREMA_AVX512 inline void ZeroAvx512(float* values, int count) {
 
 // Tap by tap: the rows of padding above and below the image are one
 // contiguous run each; the rows inside go in 16-lane steps with the masks
-// computed once per tap, two rows to a step where two fit (LeNet's conv2:
-// 4.4 against 6.1 us per image). Masked-off lanes are neither read nor
-// faulted on.
+// computed once per tap, two rows to a step where two fit (LeNet's conv2
+// has rows of 8). Masked-off lanes are neither read nor faulted on.
 CREMA_AVX512 void Im2colAvx512(const float* data_im, const Geometry2d& g, float* data_col) {
   // Locals, not g's fields: vector stores may alias anything, so the
   // compiler would reload those after every store.
@@ -288,8 +287,8 @@ void NextMultiIndex(int num_axes, const int* shape, int* index) {
   }
 }
 
-// The N-D walk: each column row is one (channel, kernel
-// tap) pair, and its entries walk every output position.
+// The N-D walk: each column row is one (channel, kernel tap) pair, and its
+// entries walk every output position.
 template <typename Visit>
 void VisitColumnPairsNd(int num_spatial_axes, const int* im_shape, const int* col_shape,
                         const int* kernel_shape, const int* pad, const int* stride,
