@@ -341,6 +341,38 @@ TYPED_TEST(Im2colTest, StridedRowsHoldThePackedRows) {
   }
 }
 
+// im2row is im2col transposed, value for value, on every mixed geometry
+// (padding, strides, dilation, rows wider than 16 values) and on kernels
+// wider than a 16-lane step.
+TYPED_TEST(Im2colTest, Im2rowIsIm2colTransposed) {
+  using Dtype = TypeParam;
+  std::vector<Geometry2d> geometries = Mixed2dGeometries();
+  Geometry2d wide_kernel{2, 9, 40, 3, 17};
+  wide_kernel.pad_w = 3;
+  geometries.push_back(wide_kernel);
+  Geometry2d strided_first_layer{3, 31, 31, 11, 11};  // AlexNet's conv1, smaller
+  strided_first_layer.stride_h = strided_first_layer.stride_w = 4;
+  geometries.push_back(strided_first_layer);
+  unsigned seed = 31;
+  for (const Geometry2d& g : geometries) {
+    SCOPED_TRACE(testing::Message() << g.channels << "x" << g.height << "x" << g.width
+                                    << ", kernel " << g.kernel_h << "x" << g.kernel_w);
+    const auto image = RandomValues<Dtype>(g.im_count(), seed++);
+    const std::vector<Dtype> columns = Im2col(image, g);
+    const int positions = g.output_h() * g.output_w();
+    const int row_length = g.col_count() / positions;
+    std::vector<Dtype> rows(g.col_count(), Dtype(-1));
+    im2row_cpu(image.data(), g.channels, g.height, g.width, g.kernel_h, g.kernel_w, g.pad_h,
+               g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, rows.data());
+    for (int p = 0; p < positions; ++p) {
+      for (int r = 0; r < row_length; ++r) {
+        ASSERT_EQ(columns[r * positions + p], rows[p * row_length + r])
+            << "position " << p << ", entry " << r;
+      }
+    }
+  }
+}
+
 TYPED_TEST(Im2colTest, ChannelsStackTheirRows) {
   using Dtype = TypeParam;
   const Geometry2d g{2, 3, 3, 2, 2};

@@ -23,19 +23,28 @@ void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int 
                 int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
                 int dilation_w, Dtype* data_im, int col_row_stride = 0);
 
+// im2col transposed: data_rows is (output_h * output_w) x (channels *
+// kernel_h * kernel_w), row p holding column p of im2col's data_col (the
+// values output position p reads), for products that want the columns'
+// transpose.
+template <typename Dtype>
+void im2row_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
+                int dilation_w, Dtype* data_rows);
+
 // N-D: num_spatial_axes spatial axes; im_shape is (channels, spatial...) and
 // col_shape is (channels * prod(kernel), output spatial...), each of
 // num_spatial_axes + 1 entries; kernel_shape, pad, stride, dilation have
 // num_spatial_axes entries each.
 template <typename Dtype>
 void im2col_nd_cpu(const Dtype* data_im, int num_spatial_axes, const int* im_shape,
-                   const int* col_shape, const int* kernel_shape, const int* pad,
-                   const int* stride, const int* dilation, Dtype* data_col);
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_col);
 
 template <typename Dtype>
 void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
-                   const int* col_shape, const int* kernel_shape, const int* pad,
-                   const int* stride, const int* dilation, Dtype* data_im);
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_im);
 
 #ifndef CPU_ONLY
 // GPU forms of the same, same layouts. In the N-D forms im_shape, col_shape,
@@ -53,14 +62,14 @@ void col2im_gpu(const Dtype* data_col, int channels, int height, int width, int 
                 int dilation_w, Dtype* data_im);
 
 template <typename Dtype>
-void im2col_nd_gpu(const Dtype* data_im, int num_spatial_axes, int num_kernels,
-                   const int* im_shape, const int* col_shape, const int* kernel_shape,
-                   const int* pad, const int* stride, const int* dilation, Dtype* data_col);
+void im2col_nd_gpu(const Dtype* data_im, int num_spatial_axes, int num_kernels, const int* im_shape,
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_col);
 
 template <typename Dtype>
 void col2im_nd_gpu(const Dtype* data_col, int num_spatial_axes, int im_size, const int* im_shape,
-                   const int* col_shape, const int* kernel_shape, const int* pad,
-                   const int* stride, const int* dilation, Dtype* data_im);
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_im);
 #endif
 
 }  // namespace crema

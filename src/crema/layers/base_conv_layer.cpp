@@ -414,6 +414,20 @@ const Dtype* BaseConvolutionLayer<Dtype>::InputAsColumns_cpu(ChunkBuffers& buffe
 }
 
 template <typename Dtype>
+const Dtype* BaseConvolutionLayer<Dtype>::InputAsRows_cpu(ChunkBuffers& buffers, const Dtype* input,
+                                                          int images) {
+  Dtype* rows = buffers.columns.mutable_cpu_data();
+  const size_t image_rows = static_cast<size_t>(output_spatial_dim_) * column_rows_;
+  for (int i = 0; i < images; ++i) {
+    im2row_cpu(input + static_cast<size_t>(i) * conv_input_dim_, conv_in_channels_,
+               input_spatial_shape_[0], input_spatial_shape_[1], kernel_shape_[0], kernel_shape_[1],
+               pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0], dilation_[1],
+               rows + i * image_rows);
+  }
+  return rows;
+}
+
+template <typename Dtype>
 Dtype* BaseConvolutionLayer<Dtype>::ColumnsFor_cpu(ChunkBuffers& buffers, Dtype* input,
                                                    int images) {
   if (images == 1 && is_1x1_) return input;
@@ -518,6 +532,15 @@ void BaseConvolutionLayer<Dtype>::AccumulateWeightDiff_cpu(const Dtype* columns,
                     columns + static_cast<size_t>(g) * kernel_dim_ * positions, Dtype(1),
                     weight_diff + g * outputs_per_group * kernel_dim_);
   }
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::AccumulateWeightDiffFromRows_cpu(const Dtype* rows,
+                                                                   const Dtype* output_diff,
+                                                                   int images,
+                                                                   Dtype* weight_diff) const {
+  cpu_gemm<Dtype>(CblasNoTrans, CblasNoTrans, conv_out_channels_, kernel_dim_,
+                  images * output_spatial_dim_, Dtype(1), output_diff, rows, Dtype(1), weight_diff);
 }
 
 template <typename Dtype>

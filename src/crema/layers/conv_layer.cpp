@@ -55,7 +55,10 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
             this->AccumulateBiasDiff_cpu(output_diff, images * this->output_spatial_dim_,
                                          part_bias_diff);
           }
-          if (part_weight_diff) {
+          if (part_weight_diff && this->WeightGradientFromRows()) {
+            const Dtype* rows = this->InputAsRows_cpu(buffers, bottom_data + input_offset, images);
+            this->AccumulateWeightDiffFromRows_cpu(rows, output_diff, images, part_weight_diff);
+          } else if (part_weight_diff) {
             const Dtype* columns =
                 this->InputAsColumns_cpu(buffers, bottom_data + input_offset, images);
             this->AccumulateWeightDiff_cpu(columns, output_diff, images, part_weight_diff);

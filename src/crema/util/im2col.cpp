@@ -140,6 +140,27 @@ void Col2imPlain(const Dtype* data_col, const Geometry2d& g, Dtype* data_im) {
   });
 }
 
+// Output position by position, each reading its receptive field in
+// data_col's row order.
+template <typename Dtype>
+void Im2rowPlain(const Dtype* data_im, const Geometry2d& g, Dtype* data_rows) {
+  Dtype* row = data_rows;
+  for (int oh = 0; oh < g.output_h; ++oh) {
+    for (int ow = 0; ow < g.output_w; ++ow) {
+      for (int channel = 0; channel < g.channels; ++channel) {
+        for (int kh = 0; kh < g.kernel_h; ++kh) {
+          const int ih = InputPosition(oh, kh, g.pad_h, g.stride_h, g.dilation_h);
+          for (int kw = 0; kw < g.kernel_w; ++kw) {
+            const int iw = InputPosition(ow, kw, g.pad_w, g.stride_w, g.dilation_w);
+            const bool inside = InsideAxis(ih, g.height) && InsideAxis(iw, g.width);
+            *row++ = inside ? data_im[(channel * g.height + ih) * g.width + iw] : Dtype(0);
+          }
+        }
+      }
+    }
+  }
+}
+
 #ifdef CREMA_IM2COL_AVX512
 // Float rows at stride_w 1 go 16 lanes at a time, under masks: a few values
 // per row (8 for LeNet's conv2) cost one load and one store instead of a
@@ -263,13 +284,38 @@ CREMA_AVX512 void Col2imAvx512(const float* data_col, const Geometry2d& g, float
                             data_im + channel * channel_im_step);
   }
 }
+// A kernel row's taps read consecutive image values (dilation_w 1): one
+// masked step each, kernel_w lanes (at most 16).
+CREMA_AVX512 void Im2rowAvx512(const float* data_im, const Geometry2d& g, float* data_rows) {
+  // Locals, not g's fields, as in Im2colAvx512.
+  const int channels = g.channels, height = g.height, width = g.width;
+  const int kernel_h = g.kernel_h, kernel_w = g.kernel_w, pad_h = g.pad_h, pad_w = g.pad_w;
+  const int stride_h = g.stride_h, stride_w = g.stride_w, dilation_h = g.dilation_h;
+  const int output_h = g.output_h, output_w = g.output_w;
+  const __mmask16 taps = LanesBetween(0, kernel_w);
+  float* row = data_rows;
+  for (int oh = 0; oh < output_h; ++oh) {
+    for (int ow = 0; ow < output_w; ++ow) {
+      const int iw0 = ow * stride_w - pad_w;  // the column tap 0 reads
+      const __mmask16 inside = taps & LanesBetween(-iw0, width - iw0);
+      for (int channel = 0; channel < channels; ++channel) {
+        for (int kh = 0; kh < kernel_h; ++kh, row += kernel_w) {
+          const int ih = oh * stride_h - pad_h + kh * dilation_h;
+          const __m512 values =
+              InsideAxis(ih, height)
+                  ? _mm512_maskz_loadu_ps(inside, data_im + ((channel * height + ih) * width + iw0))
+                  : _mm512_setzero_ps();
+          _mm512_mask_storeu_ps(row, taps, values);
+        }
+      }
+    }
+  }
+}
 #undef CREMA_AVX512
 
-// Whether the AVX-512 bodies serve a call on float data: stride_w 1 on a CPU
-// that has AVX-512.
-bool UseAvx512(const Geometry2d& g) {
+bool HasAvx512() {
   static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return g.stride_w == 1 && has_avx512;
+  return has_avx512;
 }
 #endif  // CREMA_IM2COL_AVX512
 
@@ -336,7 +382,7 @@ void im2col_cpu(const Dtype* data_im, int channels, int height, int width, int k
                      dilation_h, dilation_w, col_row_stride);
 #ifdef CREMA_IM2COL_AVX512
   if constexpr (std::is_same<Dtype, float>::value) {
-    if (UseAvx512(g)) return Im2colAvx512(data_im, g, data_col);
+    if (g.stride_w == 1 && HasAvx512()) return Im2colAvx512(data_im, g, data_col);
   }
 #endif
   Im2colPlain(data_im, g, data_col);
@@ -351,11 +397,26 @@ void col2im_cpu(const Dtype* data_col, int channels, int height, int width, int 
 #ifdef CREMA_IM2COL_AVX512
   if constexpr (std::is_same<Dtype, float>::value) {
     // Every image value is written: no zeroing first.
-    if (UseAvx512(g)) return Col2imAvx512(data_col, g, data_im);
+    if (g.stride_w == 1 && HasAvx512()) return Col2imAvx512(data_col, g, data_im);
   }
 #endif
   std::fill(data_im, data_im + channels * height * width, Dtype(0));
   Col2imPlain(data_col, g, data_im);
+}
+
+template <typename Dtype>
+void im2row_cpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
+                int dilation_w, Dtype* data_rows) {
+  const Geometry2d g(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w,
+                     dilation_h, dilation_w, 0);
+#ifdef CREMA_IM2COL_AVX512
+  if constexpr (std::is_same<Dtype, float>::value) {
+    if (dilation_w == 1 && kernel_w <= 16 && HasAvx512())
+      return Im2rowAvx512(data_im, g, data_rows);
+  }
+#endif
+  Im2rowPlain(data_im, g, data_rows);
 }
 
 template <typename Dtype>
@@ -385,6 +446,8 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
                                   int, Dtype*, int);                                              \
   template void col2im_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
                                   int, Dtype*, int);                                              \
+  template void im2row_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
+                                  int, Dtype*);                                                   \
   template void im2col_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
                                      const int*, const int*, const int*, Dtype*);                 \
   template void col2im_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
