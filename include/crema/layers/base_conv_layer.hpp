@@ -33,6 +33,7 @@
 
 #include "crema/layer.hpp"
 #include "crema/syncedmem.hpp"
+#include "crema/util/im2col.hpp"
 
 namespace crema {
 
@@ -121,13 +122,15 @@ class BaseConvolutionLayer : public Layer<Dtype> {
                                         Dtype* columns) const;
   // weight_diff += output_diff * columns^T, group by group.
   // Whether the weight gradient reads the columns' transpose: a first layer
-  // (fewer than 16 input channels, one group, 2-D, not pointwise). Its
-  // product, few output rows by few columns over a long sum, runs on oneDNN's
-  // GEMM about twice as fast with the columns' transpose as a plain operand
-  // (LeNet's conv1: 85 against 41 GFLOP/s; ResNet-50's conv1: 98 against 73;
-  // AlexNet's conv1: 110 against 86; one thread).
+  // (fewer than 16 input channels, one group, 2-D, not pointwise) where
+  // im2row is vectorised. Its product, few output rows by few columns over a
+  // long sum, runs on oneDNN's GEMM about twice as fast with the columns'
+  // transpose as a plain operand (LeNet's conv1: 85 against 41 GFLOP/s;
+  // ResNet-50's conv1: 98 against 73; AlexNet's conv1: 110 against 86; one
+  // thread).
   bool WeightGradientFromRows() const {
-    return use_2d_im2col_ && !is_1x1_ && group_ == 1 && conv_in_channels_ < 16;
+    return use_2d_im2col_ && !is_1x1_ && group_ == 1 && conv_in_channels_ < 16 &&
+           im2row_vectorised<Dtype>(kernel_shape_[1], dilation_[1]);
   }
   // weight_diff += output_diff * rows (InputAsRows_cpu), one group.
   void AccumulateWeightDiffFromRows_cpu(const Dtype* rows, const Dtype* output_diff, int images,

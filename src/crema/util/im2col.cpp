@@ -412,11 +412,21 @@ void im2row_cpu(const Dtype* data_im, int channels, int height, int width, int k
                      dilation_h, dilation_w, 0);
 #ifdef CREMA_IM2COL_AVX512
   if constexpr (std::is_same<Dtype, float>::value) {
-    if (dilation_w == 1 && kernel_w <= 16 && HasAvx512())
+    if (im2row_vectorised<Dtype>(kernel_w, dilation_w)) {
       return Im2rowAvx512(data_im, g, data_rows);
+    }
   }
 #endif
   Im2rowPlain(data_im, g, data_rows);
+}
+
+template <typename Dtype>
+bool im2row_vectorised(int kernel_w, int dilation_w) {
+#ifdef CREMA_IM2COL_AVX512
+  return std::is_same<Dtype, float>::value && dilation_w == 1 && kernel_w <= 16 && HasAvx512();
+#else
+  return false;
+#endif
 }
 
 template <typename Dtype>
@@ -448,6 +458,7 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
                                   int, Dtype*, int);                                              \
   template void im2row_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
                                   int, Dtype*);                                                   \
+  template bool im2row_vectorised<Dtype>(int, int);                                               \
   template void im2col_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
                                      const int*, const int*, const int*, Dtype*);                 \
   template void col2im_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
