@@ -87,8 +87,9 @@ void cpu_powx(int N, const Dtype* a, Dtype b, Dtype* y);
 // it: b = -0.75 (LRN's default exponent) as 1 / sqrt(a * sqrt(a)), a fraction
 // of a pow's cost and within a few units in the last place of it. The test of
 // b stays outside the loops, so that the compiler vectorises the square roots.
+// a and y may be the same array.
 template <typename Dtype>
-inline void plane_powx(int n, const Dtype* __restrict a, Dtype b, Dtype* __restrict y) {
+inline void plane_powx(int n, const Dtype* a, Dtype b, Dtype* y) {
   if (b == Dtype(-0.75)) {
     for (int i = 0; i < n; ++i) y[i] = Dtype(1) / std::sqrt(a[i] * std::sqrt(a[i]));
     return;
