@@ -15,6 +15,11 @@
 # Crema and PyTorch alternate, ROUNDS rounds; it prints each one's median and
 # the spread (min-max) over rounds, the ratio PyTorch / Crema, and Crema's
 # milliseconds per layer type (forward + backward) in the last round.
+# It also prints the step's arithmetic bound: the GFLOP of its convolution
+# and inner-product products (scripts/bench/step_flops.py, with the Python
+# module) over the machine's 2-thread sgemm peak (scripts/bench/sgemm_peak.c):
+# about the shortest float step this machine can run (oneDNN's convolutions
+# reach that peak, not beyond), and Crema's fraction of it.
 #
 # How to run (from anywhere; it works in the repository root):
 #   scripts/bench/big_nets_vs_pytorch.sh [BUILD_DIR]      (default build/release)
@@ -49,6 +54,17 @@ fi
 
 work=$(mktemp -d /tmp/crema_bench_big_nets_XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+# The arithmetic bound needs the sgemm peak and the Python module (built
+# here if the tree has the bindings); without either, it is left out.
+peak2=
+if cc -O2 -fopenmp -o "$work/sgemm_peak" scripts/bench/sgemm_peak.c -lopenblas -ldnnl \
+    2>/dev/null; then
+  sgemm_line=$("$work/sgemm_peak")
+  echo "$sgemm_line"
+  peak2=$(grep -o '2 threads [0-9.]*' <<<"$sgemm_line" | awk '$3 > p {p = $3} END {print p}')
+fi
+cmake --build "$build" -j"$(nproc)" --target _crema >/dev/null 2>&1 || peak2=
 
 for net in $nets; do
   case $net in
@@ -97,6 +113,13 @@ for net in $nets; do
   fi
   printf '  pytorch  %8.1f   (%s)\n' "$torch_ms" "$(spread "${torch_runs[@]}")"
   awk -v c="$crema_ms" -v t="$torch_ms" 'BEGIN { printf "  pytorch / crema: %.2f\n", t / c }'
+  if [[ -n $peak2 ]] && flops=$(GLOG_minloglevel=2 "$python" scripts/bench/step_flops.py \
+      "$build" "$work/net.prototxt" 2>/dev/null | tail -n 1) && [[ $flops == forward* ]]; then
+    awk -v f="${flops##* }" -v p="$peak2" -v c="$crema_ms" 'BEGIN {
+      printf "  arithmetic: %.2f GFLOP per step, %.0f ms at the 2-thread sgemm peak (%.1f GFLOP/s);",
+             f, 1000 * f / p, p
+      printf " crema runs at %.2f of that peak\n", 1000 * f / p / c }'
+  fi
   for who in crema baseline bf16; do
     [[ -f $work/$who.log ]] || continue
     echo "  $who per layer type, last round (ms): forward backward"
