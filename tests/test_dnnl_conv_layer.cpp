@@ -257,6 +257,92 @@ TEST(DnnlConvolutionLayerTest, NumericalGradient) {
   EXPECT_TRUE(layer.uses_dnnl());
 }
 
+// convolution_algorithm WINOGRAD: oneDNN's Winograd F(4x4, 3x3) on 3x3
+// kernels at stride 1, under both engines (DEFAULT included where it would
+// have chosen the reference body: 20 -> 50 channels), against the reference
+// body within the transforms' error.
+TEST(DnnlConvolutionLayerTest, WinogradMatchesReferenceWithinItsError) {
+  if (!DnnlHasWinograd())
+    GTEST_SKIP() << "this CPU has no AVX-512: WINOGRAD layers multiply directly";
+  struct Case {
+    std::string conv;
+    std::vector<int> bottom;
+  };
+  for (const Case& c :
+       {Case{"num_output: 32 kernel_size: 3 pad: 1", {2, 16, 9, 10}},
+        Case{"num_output: 50 kernel_size: 3", {2, 20, 8, 8}},
+        Case{"num_output: 16 kernel_size: 3 pad: 1 bias_term: false", {3, 16, 7, 7}}}) {
+    const std::string layer =
+        "name: 'conv' type: 'Convolution' convolution_algorithm: WINOGRAD "
+        "convolution_param { " +
+        c.conv +
+        " weight_filler { type: 'gaussian' std: 0.3 }"
+        " bias_filler { type: 'gaussian' std: 0.3 } }";
+    DnnlCheck check(layer, {c.bottom});
+    check.tolerance = 2e-4f;  // seen: 2.4e-5 of 1 + |value| (top, gradients)
+    ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
+    for (const bool where_faster : {false, true}) {
+      LayerParameter param;
+      ReadProtoFromString(layer, "layer", &param);
+      Blob<float> bottom(c.bottom), top;
+      std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+      DnnlConvolutionLayer<float> winograd(param, where_faster);
+      winograd.SetUp(bottom_vec, top_vec);
+      EXPECT_TRUE(winograd.uses_winograd()) << c.conv << (where_faster ? ", DEFAULT" : "");
+    }
+  }
+}
+
+TEST(DnnlConvolutionLayerTest, WinogradNumericalGradient) {
+  if (!DnnlHasWinograd())
+    GTEST_SKIP() << "this CPU has no AVX-512: WINOGRAD layers multiply directly";
+  LayerParameter param;
+  ReadProtoFromString(
+      "name: 'conv' type: 'Convolution' convolution_algorithm: WINOGRAD convolution_param { "
+      "num_output: 16 kernel_size: 3 pad: 1 weight_filler { type: 'gaussian' std: 0.3 } "
+      "bias_filler { type: 'gaussian' std: 0.3 } }",
+      "layer", &param);
+  Blob<float> bottom(std::vector<int>{2, 16, 5, 5}), top;
+  GaussianFill(&bottom, 1.0f);
+  std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+  DnnlConvolutionLayer<float> layer(param);
+  GradientChecker<float> checker(1e-2, 1e-2);
+  checker.CheckGradient(&layer, bottom_vec, top_vec);
+  EXPECT_TRUE(layer.uses_winograd());
+}
+
+// Kernels Winograd does not take (5x5, stride 2, dilated, grouped) and bf16
+// layers multiply directly, on oneDNN as before; so does the default DIRECT.
+TEST(DnnlConvolutionLayerTest, WinogradOnlyWhereItApplies) {
+  for (const std::string conv :
+       {"num_output: 16 kernel_size: 5 pad: 2", "num_output: 16 kernel_size: 3 stride: 2",
+        "num_output: 16 kernel_size: 3 dilation: 2", "num_output: 32 kernel_size: 3 group: 2"}) {
+    LayerParameter param;
+    ReadProtoFromString(
+        "name: 'conv' type: 'Convolution' convolution_algorithm: WINOGRAD convolution_param { " +
+            conv + " }",
+        "layer", &param);
+    Blob<float> bottom(std::vector<int>{2, 32, 9, 9}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> layer(param);
+    layer.SetUp(bottom_vec, top_vec);
+    EXPECT_TRUE(layer.uses_dnnl()) << conv;
+    EXPECT_FALSE(layer.uses_winograd()) << conv;
+  }
+  for (const std::string extra : {"", "compute_precision: BF16 "}) {
+    LayerParameter param;
+    ReadProtoFromString("name: 'conv' type: 'Convolution' " + extra +
+                            (extra.empty() ? "" : "convolution_algorithm: WINOGRAD ") +
+                            "convolution_param { num_output: 32 kernel_size: 3 }",
+                        "layer", &param);
+    Blob<float> bottom(std::vector<int>{2, 32, 9, 9}), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> layer(param);
+    layer.SetUp(bottom_vec, top_vec);
+    EXPECT_FALSE(layer.uses_winograd()) << extra;
+  }
+}
+
 // compute_precision BF16: bfloat16 operands (8 significant bits) with float
 // results (plain, pointwise, strided and grouped kernels), against the float
 // reference body within bf16's precision.

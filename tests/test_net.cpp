@@ -259,6 +259,21 @@ TEST(NetInputErrorsTest, ComputePrecisionReachesLayersWithoutTheirOwn) {
   EXPECT_EQ(net->layer_by_name("fc2")->layer_param().compute_precision(), FLOAT);
 }
 
+// The net's convolution_algorithm reaches every layer that gives none.
+TEST(NetInputErrorsTest, ConvolutionAlgorithmReachesLayersWithoutTheirOwn) {
+  auto net = MakeNet<float>(
+      "name: 'p' convolution_algorithm: WINOGRAD "
+      "layer { name: 'in' type: 'Input' top: 'data' "
+      "input_param { shape { dim: 1 dim: 2 dim: 5 dim: 5 } } }"
+      "layer { name: 'c' type: 'Convolution' bottom: 'data' top: 'c' "
+      "convolution_param { num_output: 2 kernel_size: 3 } }"
+      "layer { name: 'd' type: 'Convolution' bottom: 'c' top: 'd' convolution_algorithm: DIRECT "
+      "convolution_param { num_output: 2 kernel_size: 3 } }",
+      TEST);
+  EXPECT_EQ(net->layer_by_name("c")->layer_param().convolution_algorithm(), WINOGRAD);
+  EXPECT_EQ(net->layer_by_name("d")->layer_param().convolution_algorithm(), DIRECT);
+}
+
 // HDF5 weights files on which libhdf5 itself faults (found by fuzzing: a
 // read through a null pointer inside the library, which crashes in every
 // build; the overflows the sanitizer tree also replays pass silently in a

@@ -28,7 +28,9 @@
 # earlier commit, whose `crema` joins the alternation as "baseline", with its
 # own per-type times: a before/after in one run), BF16=1 (Crema with
 # `compute_precision: BF16` joins the alternation as "bf16": convolutions in
-# bf16 on CPUs with avx512_bf16). It builds only crema_tool (configuring
+# bf16 on CPUs with avx512_bf16), WINOGRAD=1 (Crema with
+# `convolution_algorithm: WINOGRAD` joins as "winograd": 3x3 convolutions on
+# oneDNN's Winograd on CPUs with AVX-512). It builds only crema_tool (configuring
 # BUILD_DIR as Release if it has no CMakeCache.txt) and installs
 # python3-torch and python3-torchvision with apt-get (sudo when not root) if
 # /usr/bin/python3 cannot import them. Run it on an otherwise idle machine.
@@ -76,11 +78,12 @@ for net in $nets; do
   esac
   { echo "force_backward: true"; cat "$work/deploy.prototxt"; } >"$work/net.prototxt"
   { echo "compute_precision: BF16"; cat "$work/net.prototxt"; } >"$work/bf16.prototxt"
+  { echo "convolution_algorithm: WINOGRAD"; cat "$work/net.prototxt"; } >"$work/winograd.prototxt"
   # "name type" per layer, for the per-type sums.
   awk '/^layer/ { inside = 1 } inside && /^  name:/ { gsub(/"/, "", $2); name = $2 }
        inside && /^  type:/ { gsub(/"/, "", $2); print name, $2; inside = 0 }' \
     "$work/net.prototxt" >"$work/types"
-  crema_runs=() torch_runs=() baseline_runs=() bf16_runs=()
+  crema_runs=() torch_runs=() baseline_runs=() bf16_runs=() winograd_runs=()
   # time_crema BINARY MODEL LOG: one `crema time` run; prints its average ms.
   time_crema() {
     "$1" time --model="$2" --iterations="$iterations" --threads=2 >"$3" 2>&1 ||
@@ -93,6 +96,8 @@ for net in $nets; do
       baseline_runs+=("$(time_crema "$baseline" "$work/net.prototxt" "$work/baseline.log")")
     [[ ${BF16:-0} != 1 ]] ||
       bf16_runs+=("$(time_crema "$crema" "$work/bf16.prototxt" "$work/bf16.log")")
+    [[ ${WINOGRAD:-0} != 1 ]] ||
+      winograd_runs+=("$(time_crema "$crema" "$work/winograd.prototxt" "$work/winograd.log")")
     torch_runs+=("$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 "$python" \
       scripts/bench/big_nets_pytorch.py "$net" "$batch" 2 "$iterations" | awk '{print $3}')")
   done
@@ -111,6 +116,11 @@ for net in $nets; do
     printf '  bf16     %8.1f   (%s)\n' "$bf16_ms" "$(spread "${bf16_runs[@]}")"
     awk -v c="$crema_ms" -v b="$bf16_ms" 'BEGIN { printf "  crema / bf16: %.2f\n", c / b }'
   fi
+  if ((${#winograd_runs[@]} > 0)); then
+    winograd_ms=$(printf '%s\n' "${winograd_runs[@]}" | median)
+    printf '  winograd %8.1f   (%s)\n' "$winograd_ms" "$(spread "${winograd_runs[@]}")"
+    awk -v c="$crema_ms" -v w="$winograd_ms" 'BEGIN { printf "  crema / winograd: %.2f\n", c / w }'
+  fi
   printf '  pytorch  %8.1f   (%s)\n' "$torch_ms" "$(spread "${torch_runs[@]}")"
   awk -v c="$crema_ms" -v t="$torch_ms" 'BEGIN { printf "  pytorch / crema: %.2f\n", t / c }'
   if [[ -n $peak2 ]] && flops=$(GLOG_minloglevel=2 "$python" scripts/bench/step_flops.py \
@@ -120,7 +130,7 @@ for net in $nets; do
              f, 1000 * f / p, p
       printf " crema runs at %.2f of that peak\n", 1000 * f / p / c }'
   fi
-  for who in crema baseline bf16; do
+  for who in crema baseline bf16 winograd; do
     [[ -f $work/$who.log ]] || continue
     echo "  $who per layer type, last round (ms): forward backward"
     grep -E '\]\s+\S+\s+(forward|backward): ' "$work/$who.log" | sed 's/.*\]  *//' |

@@ -80,11 +80,17 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
                     << " phase (each is left out by its include/exclude rules)");
   NetParameter param;
   InsertSplits(filtered, &param);
-  // Each layer runs in the net's phase and precision unless it says otherwise.
+  // Each layer runs in the net's phase, precision and convolution algorithm
+  // unless it says otherwise.
   for (LayerParameter& layer_param : *param.mutable_layer()) {
     if (!layer_param.has_phase()) layer_param.set_phase(phase_);
     if (!layer_param.has_compute_precision()) {
       layer_param.set_compute_precision(upgraded.compute_precision());
+    }
+    // Only where the net sets it, so that the layers a .caffemodel holds
+    // carry no field the user did not write.
+    if (!layer_param.has_convolution_algorithm() && upgraded.has_convolution_algorithm()) {
+      layer_param.set_convolution_algorithm(upgraded.convolution_algorithm());
     }
   }
   return param;

@@ -3,6 +3,7 @@
 #ifdef CREMA_DNNL
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "crema/util/dnnl.hpp"
@@ -54,10 +55,65 @@ bool DnnlConvolutionLayer<Dtype>::MostlyPadding(int input_channels, int output_c
 }
 
 template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::Winograd() const {
+  return this->layer_param_.convolution_algorithm() == WINOGRAD && this->num_spatial_axes_ == 2 &&
+         this->kernel_shape_[0] == 3 && this->kernel_shape_[1] == 3 && this->stride_[0] == 1 &&
+         this->stride_[1] == 1 && this->dilation_[0] == 1 && this->dilation_[1] == 1 &&
+         this->group_ == 1 && !bf16_;
+}
+
+template <typename Dtype>
 void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
                                                  const Blob<Dtype>& top) {
   primitives_.reset();
+  winograd_ = false;
   if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom.num_axes() != 4) return;
+  reference_for_bottom_gradient_ = false;
+  const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
+  // Winograd was asked for: oneDNN's, whatever engine DEFAULT would choose.
+  if (Winograd()) {
+    std::string why;
+    if (TryMakePrimitives(bottom, top, true, &why)) {
+      winograd_ = true;
+      return;
+    }
+    LOG_IF(WARNING, !warned_no_winograd_)
+        << "layer '" << this->layer_param_.name()
+        << "': convolution_algorithm WINOGRAD: oneDNN has no Winograd convolution for this "
+           "shape on this CPU ("
+        << why << "); the layer multiplies directly";
+    warned_no_winograd_ = true;
+  }
+  // In bf16 engine DEFAULT keeps its float choice for first layers (few
+  // input channels) and for channels that oneDNN's blocks would mostly pad:
+  // oneDNN's bf16 kernels lose there (LeNet's conv1 took 0.9 ms forward and
+  // 7.7 ms backward against 0.55 and 0.77 in float; AlexNet's conv1 bottom
+  // gradient 35 against 31 ms; LeNet's conv2 1.22-1.25 + 2.82-2.97 ms
+  // against 1.21-1.26 + 2.43-2.47), and win elsewhere, pointwise kernels
+  // among them.
+  const int group = this->group_;
+  const int out = this->num_output_, in = this->channels_;
+  const bool keeps_float_choice =
+      in / group < kFewChannels || MostlyPadding(in / group, out / group);
+  if (where_faster_ && (!bf16 || keeps_float_choice)) {
+    const DefaultBody body = ChooseDefaultBody(in / group, out / group, this->is_1x1_);
+    if (body == DefaultBody::kReference) return;
+    reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;
+  }
+  std::string why;
+  if (!TryMakePrimitives(bottom, top, false, &why)) {
+    LOG(WARNING) << "layer '" << this->layer_param_.name()
+                 << "': oneDNN has no convolution for this shape (" << why
+                 << "); the reference body runs";
+  }
+}
+
+template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
+                                                    const Blob<Dtype>& top, bool winograd,
+                                                    std::string* why) {
+  const auto algorithm =
+      winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   using dims = dnnl::memory::dims;
   dims strides, dilates, pad_left, pad_right;
   for (int axis = 0; axis < 2; ++axis) {
@@ -78,22 +134,6 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
-  reference_for_bottom_gradient_ = false;
-  const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
-  // In bf16 engine DEFAULT keeps its float choice for first layers (few
-  // input channels) and for channels that oneDNN's blocks would mostly pad:
-  // oneDNN's bf16 kernels lose there (LeNet's conv1 took 0.9 ms forward and
-  // 7.7 ms backward against 0.55 and 0.77 in float; AlexNet's conv1 bottom
-  // gradient 35 against 31 ms; LeNet's conv2 1.22-1.25 + 2.82-2.97 ms
-  // against 1.21-1.26 + 2.43-2.47), and win elsewhere, pointwise kernels
-  // among them.
-  const bool keeps_float_choice =
-      in / group < kFewChannels || MostlyPadding(in / group, out / group);
-  if (where_faster_ && (!bf16 || keeps_float_choice)) {
-    const DefaultBody body = ChooseDefaultBody(in / group, out / group, this->is_1x1_);
-    if (body == DefaultBody::kReference) return;
-    reference_for_bottom_gradient_ = body == DefaultBody::kOneDnnWithoutBottomGradient;
-  }
   // Layouts left to oneDNN; in bf16 the operands (bottom, weights, top
   // gradient) convert to bfloat16 as they are reordered, while the results
   // (top, bottom gradient, weight gradient) and the bias stay float.
@@ -101,10 +141,9 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   const auto chosen = [](const dnnl::memory::desc& plain, Type type) {
     return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
   };
-  const Type operand = bf16 ? Type::bf16 : Type::f32;
+  const Type operand = bf16_ ? Type::bf16 : Type::f32;
   try {
     DnnlUseThreadBudget();
-    const auto algorithm = dnnl::algorithm::convolution_direct;
     const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
                              dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
                              diff_src = chosen(p->src, Type::f32),
@@ -126,14 +165,13 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
     p->backward_weights = dnnl::convolution_backward_weights(weights_pd);
     p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
   } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << this->layer_param_.name()
-                 << "': oneDNN has no convolution for this shape (" << e.what()
-                 << "); the reference body runs";
-    return;
+    *why = e.what();
+    return false;
   }
   weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
   if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
   primitives_ = std::move(p);
+  return true;
 }
 
 template <typename Dtype>

@@ -10,6 +10,7 @@
 #define CREMA_LAYERS_DNNL_CONV_LAYER_HPP_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "crema/layers/conv_layer.hpp"
@@ -54,6 +55,9 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // float choices on first layers and mostly padded channels, where bf16
   // loses).
   bool uses_bf16() const { return uses_dnnl() && bf16_; }
+  // Whether it runs oneDNN's Winograd convolution (convolution_algorithm
+  // WINOGRAD on a shape and CPU oneDNN has it for: see crema.proto).
+  bool uses_winograd() const { return uses_dnnl() && winograd_; }
   // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
   // and hand it over where they can (one bottom, a top of 16-channel blocks
   // moved by channel_blocks), for the layer that takes it (the net's fold).
@@ -75,12 +79,21 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   struct Primitives;
   // Makes the primitives for this bottom shape, or none if unsupported.
   void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
+  // Makes them with Winograd's algorithm or the direct one; false, with
+  // oneDNN's reason in *why, where oneDNN has none for this shape on this CPU.
+  bool TryMakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top, bool winograd,
+                         std::string* why);
+  // Whether WINOGRAD is asked for and the kernel is one it takes (3x3,
+  // stride 1, undilated, one group, float).
+  bool Winograd() const;
 
   const bool where_faster_;
   // Engine DEFAULT on a first-layer shape: see ChooseDefaultBody.
   bool reference_for_bottom_gradient_ = false;
   bool bf16_ = false;
   bool warned_no_bf16_ = false;
+  bool winograd_ = false;
+  bool warned_no_winograd_ = false;
   bool hand_over_output_ = false;
   BlockedOutput blocked_output_;
   std::unique_ptr<Primitives> primitives_;

@@ -23,6 +23,11 @@ bool DnnlHasBf16() {
   return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16) == bf16;
 }
 
+bool DnnlHasWinograd() {
+  const unsigned avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512) == avx512;
+}
+
 bool DnnlUsesBf16(const LayerParameter& param, bool* warned) {
   if (param.compute_precision() != BF16) return false;
   if (DnnlHasBf16()) return true;

@@ -27,6 +27,8 @@ void DnnlUseThreadBudget();
 // Whether this CPU runs oneDNN's bf16 kernels natively (avx512_bf16 or
 // newer); elsewhere bf16 is emulated or refused, slower than float.
 bool DnnlHasBf16();
+// Whether this CPU runs oneDNN's float Winograd convolution (AVX-512).
+bool DnnlHasWinograd();
 // Whether a layer gets the bf16 kernels it asks for (compute_precision BF16):
 // on a CPU with them, yes; elsewhere no, with a warning naming the layer the
 // first time (*warned, the layer's own flag).
