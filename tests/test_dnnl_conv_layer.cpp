@@ -329,10 +329,9 @@ TEST(DnnlConvolutionLayerTest, WinogradOnlyWhereItApplies) {
     EXPECT_TRUE(layer.uses_dnnl()) << conv;
     EXPECT_FALSE(layer.uses_winograd()) << conv;
   }
-  for (const std::string extra : {"", "compute_precision: BF16 "}) {
+  for (const std::string extra : {"", "compute_precision: BF16 convolution_algorithm: WINOGRAD "}) {
     LayerParameter param;
     ReadProtoFromString("name: 'conv' type: 'Convolution' " + extra +
-                            (extra.empty() ? "" : "convolution_algorithm: WINOGRAD ") +
                             "convolution_param { num_output: 32 kernel_size: 3 }",
                         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, 32, 9, 9}), top;
