@@ -64,6 +64,38 @@ if(CREMA_WITH_CUDA)
   endif()
 endif()
 
+# CREMA_CUDNN: in CUDA builds, AUTO builds the cuDNN engine (src/crema/cudnn/:
+# Convolution, Pooling, ReLU, Sigmoid, TanH, Softmax, LRN and BatchNorm on
+# cuDNN, chosen by engine DEFAULT and CUDNN in GPU mode) when cuDNN 9's header
+# and library are found beside the CUDA toolkit, ON requires them, OFF leaves
+# it out (every layer then runs its CUDA body on the GPU). The layers use
+# cuDNN's descriptor API, which cuDNN 9 still has and other majors may not.
+set(CREMA_WITH_CUDNN OFF)
+if(CREMA_WITH_CUDA AND NOT CREMA_CUDNN STREQUAL "OFF")
+  find_path(CREMA_CUDNN_INCLUDE cudnn_version.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(CREMA_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+  set(cudnn_problem "")
+  if(NOT CREMA_CUDNN_INCLUDE OR NOT CREMA_CUDNN_LIBRARY)
+    set(cudnn_problem "cuDNN was not found (cudnn_version.h and libcudnn beside the CUDA toolkit)")
+  else()
+    file(STRINGS ${CREMA_CUDNN_INCLUDE}/cudnn_version.h cudnn_major_line
+         REGEX "#define[ \t]+CUDNN_MAJOR[ \t]+[0-9]+")
+    string(REGEX MATCH "[0-9]+$" CREMA_CUDNN_MAJOR "${cudnn_major_line}")
+    if(NOT CREMA_CUDNN_MAJOR STREQUAL "9")
+      set(cudnn_problem "${CREMA_CUDNN_INCLUDE} holds cuDNN '${CREMA_CUDNN_MAJOR}'; the cuDNN engine is written for cuDNN 9")
+    endif()
+  endif()
+  if(cudnn_problem STREQUAL "")
+    list(APPEND CREMA_DEPENDENCY_LIBS ${CREMA_CUDNN_LIBRARY})
+    include_directories(SYSTEM ${CREMA_CUDNN_INCLUDE})
+    set(CREMA_WITH_CUDNN ON)
+  elseif(CREMA_CUDNN STREQUAL "ON")
+    message(FATAL_ERROR "CREMA_CUDNN=ON but ${cudnn_problem}")
+  else()
+    message(STATUS "Crema: cuDNN engine off: ${cudnn_problem}; GPU layers run their CUDA bodies")
+  endif()
+endif()
+
 # CREMA_DNNL: AUTO builds the oneDNN engine when Debian's libdnnl-dev is found,
 # ON requires it, OFF leaves it out. oneDNN runs its threads with OpenMP.
 # The oneDNN layers use oneDNN 2.x's API (operation descriptors such as

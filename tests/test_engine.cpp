@@ -2,12 +2,16 @@
 // float), CAFFE the reference one, DEFAULT the one its type prefers (the
 // oneDNN layer where it is faster for some shapes, deciding per shape), and
 // double data always a reference layer, for each of the nine layer types with
-// a oneDNN twin.
+// a oneDNN twin. In CPU mode, CUDNN (Caffe's GPU engine) gives the reference
+// layer in every build.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <typeinfo>
 
 #include "crema/layer_factory.hpp"
+#include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/conv_layer.hpp"
 #include "crema/layers/dnnl_batch_norm_layer.hpp"
 #include "crema/layers/dnnl_conv_layer.hpp"
 #include "crema/layers/dnnl_deconv_layer.hpp"
@@ -17,11 +21,45 @@
 #include "crema/layers/dnnl_pooling_layer.hpp"
 #include "crema/layers/dnnl_relu_layer.hpp"
 #include "crema/layers/dnnl_softmax_layer.hpp"
+#include "crema/layers/lrn_layer.hpp"
+#include "crema/layers/pooling_layer.hpp"
+#include "crema/layers/relu_layer.hpp"
+#include "crema/layers/sigmoid_layer.hpp"
+#include "crema/layers/softmax_layer.hpp"
+#include "crema/layers/tanh_layer.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 
 namespace crema {
 namespace {
+
+template <template <typename> class Reference>
+void ExpectCudnnEngineOnCpuIsReference(const std::string& layer_text) {
+  SCOPED_TRACE(layer_text);
+  Context::set_mode(Context::CPU);
+  LayerParameter param;
+  ReadProtoFromString(layer_text, "layer", &param);
+  const auto as_float = LayerRegistry<float>::CreateLayer(param);
+  EXPECT_EQ(typeid(*as_float), typeid(Reference<float>));
+  const auto as_double = LayerRegistry<double>::CreateLayer(param);
+  EXPECT_EQ(typeid(*as_double), typeid(Reference<double>));
+}
+
+TEST(EngineTest, CudnnInCpuModeRunsTheReferenceBody) {
+  ExpectCudnnEngineOnCpuIsReference<ConvolutionLayer>(
+      "type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<PoolingLayer>(
+      "type: 'Pooling' pooling_param { kernel_size: 2 engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<ReLULayer>("type: 'ReLU' relu_param { engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<SigmoidLayer>(
+      "type: 'Sigmoid' sigmoid_param { engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<TanHLayer>("type: 'TanH' tanh_param { engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<SoftmaxLayer>(
+      "type: 'Softmax' softmax_param { engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<LRNLayer>("type: 'LRN' lrn_param { engine: CUDNN }");
+  ExpectCudnnEngineOnCpuIsReference<BatchNormLayer>(
+      "type: 'BatchNorm' batch_norm_param { engine: CUDNN }");
+}
 
 #ifdef CREMA_DNNL
 

@@ -260,6 +260,6 @@ STUB_GPU(BatchNormLayer);
 #endif
 
 INSTANTIATE_CLASS(BatchNormLayer);
-REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, BatchNormParameter, EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, EngineBody::kReference);
 
 }  // namespace crema

@@ -79,7 +79,6 @@ STUB_GPU(ConvolutionLayer);
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, ConvolutionParameter,
-                           EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

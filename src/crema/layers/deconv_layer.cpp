@@ -81,7 +81,6 @@ STUB_GPU(DeconvolutionLayer);
 #endif
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
-REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, ConvolutionParameter,
-                           EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, EngineBody::kReference);
 
 }  // namespace crema

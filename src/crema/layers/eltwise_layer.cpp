@@ -138,6 +138,6 @@ STUB_GPU(EltwiseLayer);
 #endif
 
 INSTANTIATE_CLASS(EltwiseLayer);
-REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EltwiseParameter, EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EngineBody::kReference);
 
 }  // namespace crema

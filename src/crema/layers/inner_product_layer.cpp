@@ -132,7 +132,6 @@ STUB_GPU(InnerProductLayer);
 #endif
 
 INSTANTIATE_CLASS(InnerProductLayer);
-REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, InnerProductParameter,
-                           EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -213,6 +213,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, LRNParameter, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

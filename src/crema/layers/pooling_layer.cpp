@@ -472,6 +472,6 @@ STUB_GPU(PoolingLayer);
 #endif
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, PoolingParameter, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -46,6 +46,6 @@ STUB_GPU(ReLULayer);
 #endif
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, ReLUParameter, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

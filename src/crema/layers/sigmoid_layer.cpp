@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "crema/engine.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -34,6 +36,6 @@ STUB_GPU(SigmoidLayer);
 #endif
 
 INSTANTIATE_CLASS(SigmoidLayer);
-REGISTER_LAYER_CLASS(Sigmoid);
+REGISTER_LAYER_WITH_CUDNN_ENGINE(Sigmoid, sigmoid_param);
 
 }  // namespace crema

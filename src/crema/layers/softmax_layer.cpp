@@ -88,6 +88,6 @@ STUB_GPU(SoftmaxLayer);
 #endif
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, SoftmaxParameter, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, EngineBody::kDnnlWhereFaster);
 
 }  // namespace crema

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "crema/engine.hpp"
+
 namespace crema {
 
 template <typename Dtype>
@@ -33,6 +35,6 @@ STUB_GPU(TanHLayer);
 #endif
 
 INSTANTIATE_CLASS(TanHLayer);
-REGISTER_LAYER_CLASS(TanH);
+REGISTER_LAYER_WITH_CUDNN_ENGINE(TanH, tanh_param);
 
 }  // namespace crema

@@ -1,0 +1,72 @@
+#include "crema/cudnn/cudnn_pooling_layer.hpp"
+
+#include "crema/engine.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+void CudnnPoolingLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                                       const std::vector<Blob<Dtype>*>& top) {
+  PoolingLayer<Dtype>::Reshape(bottom, top);
+  MakeDescriptors(*bottom[0], top);
+}
+
+template <typename Dtype>
+void CudnnPoolingLayer<Dtype>::MakeDescriptors(const Blob<Dtype>& bottom,
+                                               const std::vector<Blob<Dtype>*>& top) {
+  descriptors_.reset();
+  const PoolingParameter::PoolMethod method = this->layer_param_.pooling_param().pool();
+  if (method == PoolingParameter::STOCHASTIC || top.size() > 1) return;
+  if (!FitsCudnn(bottom.count()) || !FitsCudnn(top[0]->count())) return;
+  const PoolingGeometry& g = this->geometry_;
+  std::unique_ptr<Descriptors> d(new Descriptors());
+  const cudnnDataType_t type = CudnnType<Dtype>::type;
+  d->bottom.Set(type, bottom.num(), bottom.channels(), g.height, g.width);
+  d->top.Set(type, bottom.num(), bottom.channels(), g.pooled_height, g.pooled_width);
+  // Caffe's maximum skips NaN inputs unless a window holds nothing else.
+  CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+      d->pooling.get(),
+      is_max() ? CUDNN_POOLING_MAX_DETERMINISTIC : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+      CUDNN_NOT_PROPAGATE_NAN, g.kernel_h, g.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w));
+  int n = 0, c = 0, h = 0, w = 0;
+  CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(d->pooling.get(), d->bottom.get(), &n, &c, &h, &w));
+  // A different shape means the layer's last window runs past the padding
+  // (Caffe rounds up): cuDNN would not compute it.
+  if (h != g.pooled_height || w != g.pooled_width) return;
+  if (is_max()) forward_top_.ReshapeLike(*top[0]);
+  descriptors_ = std::move(d);
+}
+
+template <typename Dtype>
+void CudnnPoolingLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                                           const std::vector<Blob<Dtype>*>& top) {
+  if (!descriptors_) return PoolingLayer<Dtype>::Forward_gpu(bottom, top);
+  const Descriptors& d = *descriptors_;
+  Dtype* top_data = top[0]->mutable_gpu_data();
+  CUDNN_CHECK(cudnnPoolingForward(CudnnHandle(), d.pooling.get(), CudnnType<Dtype>::one(),
+                                  d.bottom.get(), bottom[0]->gpu_data(), CudnnType<Dtype>::zero(),
+                                  d.top.get(), top_data));
+  if (is_max()) {
+    gpu_memcpy(sizeof(Dtype) * top[0]->count(), top_data, forward_top_.mutable_gpu_data());
+  }
+}
+
+template <typename Dtype>
+void CudnnPoolingLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
+                                            const std::vector<bool>& propagate_down,
+                                            const std::vector<Blob<Dtype>*>& bottom) {
+  if (!descriptors_) return PoolingLayer<Dtype>::Backward_gpu(top, propagate_down, bottom);
+  if (!propagate_down[0]) return;
+  const Descriptors& d = *descriptors_;
+  // AVE reads neither the output nor the input; cuDNN still takes pointers.
+  const Dtype* forward_top = is_max() ? forward_top_.gpu_data() : top[0]->gpu_data();
+  CUDNN_CHECK(cudnnPoolingBackward(CudnnHandle(), d.pooling.get(), CudnnType<Dtype>::one(),
+                                   d.top.get(), forward_top, d.top.get(), top[0]->gpu_diff(),
+                                   d.bottom.get(), bottom[0]->gpu_data(), CudnnType<Dtype>::zero(),
+                                   d.bottom.get(), bottom[0]->mutable_gpu_diff()));
+}
+
+INSTANTIATE_CLASS(CudnnPoolingLayer);
+REGISTER_CUDNN_LAYER(Pooling);
+
+}  // namespace crema

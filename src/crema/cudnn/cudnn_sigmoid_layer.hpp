@@ -1,0 +1,36 @@
+// Sigmoid on cuDNN: what a Sigmoid layer with engine DEFAULT or CUDNN is in
+// GPU mode in builds with cuDNN: 1 / (1 + e^-x), its gradient from the
+// output.
+#ifndef CREMA_CUDNN_CUDNN_SIGMOID_LAYER_HPP_
+#define CREMA_CUDNN_CUDNN_SIGMOID_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/cudnn/cudnn_activation.hpp"
+#include "crema/layers/sigmoid_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class CudnnSigmoidLayer : public SigmoidLayer<Dtype> {
+ public:
+  explicit CudnnSigmoidLayer(const LayerParameter& param)
+      : SigmoidLayer<Dtype>(param), body_(CUDNN_ACTIVATION_SIGMOID) {}
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  // Whether the current shape runs on cuDNN (else on the CUDA body).
+  bool uses_cudnn() const { return body_.ready(); }
+
+ protected:
+  void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  CudnnActivationBody<Dtype> body_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_CUDNN_CUDNN_SIGMOID_LAYER_HPP_
