@@ -8,6 +8,11 @@ first block on its 1x1 convolutions (branch1 and branch2a), Eltwise SUM of the
 two branches, ReLU in place, MAX pooling 3x3/2 after conv1 and AVE 7x7 before
 fc1000.
 
+Without trained weights (for timing), every convolution is drawn He-style
+(msra) and fc1000 from a Gaussian; a BatchNorm with no statistics yet divides
+by sqrt(eps), so each Scale starts at sqrt(eps) and the values stay finite
+through the 50 layers.
+
   make_resnet50.py [--batch N] [OUT]      (default: batch 1, standard output)
 """
 import argparse
@@ -37,10 +42,10 @@ def conv_bn(out, name, bn, scale, bottom, channels, kernel, stride, pad, relu):
     pad_text = f" pad: {pad}" if pad else ""
     out.append(layer(name, "Convolution", [bottom], [name],
                      f"convolution_param {{ num_output: {channels} kernel_size: {kernel}"
-                     f"{pad_text}{stride_text} bias_term: false }}"))
+                     f"{pad_text}{stride_text} bias_term: false weight_filler {{ type: \"msra\" }} }}"))
     out.append(layer(bn, "BatchNorm", [name], [name],
                      "batch_norm_param { use_global_stats: true }"))
-    out.append(layer(scale, "Scale", [name], [name], "scale_param { bias_term: true }"))
+    out.append(layer(scale, "Scale", [name], [name], "scale_param { bias_term: true filler { type: \"constant\" value: 0.0031623 } }"))
     if relu:
         out.append(layer(f"{name}_relu", "ReLU", [name], [name]))
     return name
@@ -80,7 +85,8 @@ def resnet50(batch):
     out.append(layer("pool5", "Pooling", [top], ["pool5"],
                      "pooling_param { pool: AVE kernel_size: 7 stride: 1 }"))
     out.append(layer("fc1000", "InnerProduct", ["pool5"], ["fc1000"],
-                     "inner_product_param { num_output: 1000 }"))
+                     "inner_product_param { num_output: 1000 "
+                     "weight_filler { type: \"gaussian\" std: 0.01 } }"))
     out.append(layer("prob", "Softmax", ["fc1000"], ["prob"]))
     return "\n".join(out) + "\n"
 

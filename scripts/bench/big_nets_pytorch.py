@@ -3,10 +3,14 @@
 scripts/bench/big_nets_vs_pytorch.sh: one training step's forward and
 backward (every parameter gradient and the input's gradient), no solver.
 
-  big_nets_pytorch.py alexnet|resnet50 BATCH THREADS [ITERATIONS]
+  big_nets_pytorch.py alexnet|resnet50 BATCH THREADS [ITERATIONS] [--device cuda]
 
 prints `pytorch ms: <median> <min> <max>` over ITERATIONS timed steps after
-WARMUP untimed ones.
+WARMUP untimed ones. With --device cuda the step runs on the GPU (eager,
+cuDNN's heuristic algorithm choice, as PyTorch does by default) in plain
+float: TF32 off for convolutions and matrix products; as `crema time` does
+on a GPU, ITERATIONS steps run back to back between two synchronisations,
+three times, and the figures are over those three averages.
   alexnet   BVLC's AlexNet deploy net written out: grouped conv2/4/5, LRN
             across 5 channels (alpha 1e-4, beta 0.75; PyTorch divides alpha by
             the window size as Caffe does), dropout 0.5 active (Crema's TRAIN
@@ -59,6 +63,7 @@ def main():
     parser.add_argument("batch", type=int)
     parser.add_argument("threads", type=int, help="torch.set_num_threads")
     parser.add_argument("iterations", type=int, nargs="?", default=5)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
@@ -66,7 +71,16 @@ def main():
         net, size = alexnet().train(), 227
     else:
         net, size = resnet50().eval(), 224
-    x = torch.randn(args.batch, 3, size, size, requires_grad=True)
+    device = torch.device(args.device)
+    if args.device == "cuda":
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.benchmark = False
+    net = net.to(device)
+    x = torch.randn(args.batch, 3, size, size, device=device, requires_grad=True)
+
+    def synchronize():
+        torch.cuda.synchronize()
 
     def step():
         net.zero_grad(set_to_none=True)
@@ -77,7 +91,15 @@ def main():
     for _ in range(WARMUP):
         step()
     times = []
-    for _ in range(args.iterations):
+    if args.device == "cuda":
+        for _ in range(3):
+            synchronize()
+            start = time.perf_counter()
+            for _ in range(args.iterations):
+                step()
+            synchronize()
+            times.append((time.perf_counter() - start) * 1000 / args.iterations)
+    for _ in range(args.iterations if args.device == "cpu" else 0):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1000)

@@ -4,7 +4,8 @@ set to one engine, and a map of layer names to types.
 
   set_engine.py IN.prototxt OUT.prototxt ENGINE TYPES.txt [N,C,H,W]
 
-ENGINE: DEFAULT, CAFFE or DNNL. TYPES.txt gets "name type" per layer. With
+ENGINE: DEFAULT, CAFFE, CUDNN or DNNL (CAFFE in GPU mode: every layer on its
+CUDA body). TYPES.txt gets "name type" per layer. With
 N,C,H,W the Data layers (a training net's TRAIN and TEST ones) become one
 Input layer of tops data (N,C,H,W) and label (N), zero-filled: the benches
 time the layers, not a database. Works on the text: top-level `layer { ... }`
@@ -12,12 +13,14 @@ blocks, as Caffe's and Crema's model files write them."""
 import re
 import sys
 
-# The layer types with a oneDNN twin and the parameter holding their engine.
+# The layer types with an engine choice (a oneDNN or a cuDNN twin) and the
+# parameter holding their engine.
 ENGINE_FIELD = {
     "Convolution": "convolution_param", "Deconvolution": "convolution_param",
     "InnerProduct": "inner_product_param", "Pooling": "pooling_param",
     "ReLU": "relu_param", "LRN": "lrn_param", "Softmax": "softmax_param",
     "Eltwise": "eltwise_param", "BatchNorm": "batch_norm_param",
+    "Sigmoid": "sigmoid_param", "TanH": "tanh_param",
 }
 
 

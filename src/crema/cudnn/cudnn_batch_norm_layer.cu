@@ -23,6 +23,9 @@ template <typename Dtype>
 void CudnnBatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
                                          const std::vector<Blob<Dtype>*>& top) {
   BatchNormLayer<Dtype>::Reshape(bottom, top);
+  // Reshape runs before every Forward: the set-up below only when the shape changes.
+  if (bottom[0]->shape() == prepared_shape_) return;
+  prepared_shape_ = bottom[0]->shape();
   const int64_t per_channel = static_cast<int64_t>(this->num_) * this->spatial_dim_;
   ready_ = FitsCudnn(bottom[0]->count()) && (this->use_global_stats_ || per_channel > 1);
   if (!ready_) return;

@@ -52,6 +52,7 @@ class CudnnBatchNormLayer : public BatchNormLayer<Dtype> {
   // cuDNN's gradients of its scale and shift, which Caffe's layer has not.
   Blob<Dtype> unit_diff_, nothing_diff_;
   bool ready_ = false;
+  std::vector<int> prepared_shape_;  // the bottom shape the descriptors are for
 };
 
 }  // namespace crema

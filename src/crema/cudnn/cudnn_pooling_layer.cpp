@@ -8,6 +8,10 @@ template <typename Dtype>
 void CudnnPoolingLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
                                        const std::vector<Blob<Dtype>*>& top) {
   PoolingLayer<Dtype>::Reshape(bottom, top);
+  // Reshape runs before every Forward: descriptors only when the shape changes.
+  if (bottom[0]->shape() == descriptor_shape_ && top.size() == descriptor_tops_) return;
+  descriptor_shape_ = bottom[0]->shape();
+  descriptor_tops_ = top.size();
   MakeDescriptors(*bottom[0], top);
 }
 

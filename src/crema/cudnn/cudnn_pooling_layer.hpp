@@ -40,6 +40,8 @@ class CudnnPoolingLayer : public PoolingLayer<Dtype> {
   bool is_max() const { return this->layer_param_.pooling_param().pool() == PoolingParameter::MAX; }
 
   std::unique_ptr<Descriptors> descriptors_;
+  std::vector<int> descriptor_shape_;  // the bottom shape they are for
+  size_t descriptor_tops_ = 0;
   // MAX: the forward output as written. cuDNN's backward finds each window's
   // maximum by comparing the input with it, and a later layer may change the
   // top in place.
