@@ -6,14 +6,12 @@
 
 #include <string>
 
+#include "crema/cudnn/cudnn_activation_layer.hpp"
 #include "crema/cudnn/cudnn_batch_norm_layer.hpp"
 #include "crema/cudnn/cudnn_conv_layer.hpp"
 #include "crema/cudnn/cudnn_lrn_layer.hpp"
 #include "crema/cudnn/cudnn_pooling_layer.hpp"
-#include "crema/cudnn/cudnn_relu_layer.hpp"
-#include "crema/cudnn/cudnn_sigmoid_layer.hpp"
 #include "crema/cudnn/cudnn_softmax_layer.hpp"
-#include "crema/cudnn/cudnn_tanh_layer.hpp"
 #include "crema/engine.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
