@@ -19,19 +19,21 @@
 # CUDA libraries that its CUDA 13 toolkit and PyTorch's wheels carry
 # (cudart, cuBLAS, cuRAND, NCCL, cuDNN). check.sh finds those there.
 #
-# Writes DIR/crema-gpu.tar.xz (default DIR: build/gpu-bundle, git-ignored),
-# at most 60 MiB when it holds CUDA binaries, and prints its size and contents. XZ_OPT sets the
+# Writes DIR/crema-gpu.tar.xz (default DIR: build/gpu-bundle, git-ignored)
+# and prints its size and contents. A CUDA bundle it builds must fit in 60
+# MiB (what a GPU machine takes); a packed --build tree with everything in it
+# (OpenCV's, MPI's libraries) is larger, and serves dry runs only. XZ_OPT sets the
 # compression (default -6; -0 for a quick dry-run bundle).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 limit_mib=60
 
-cpu_only=0 build="" out=build/gpu-bundle
+cpu_only=0 build="" out=build/gpu-bundle packed_existing=0
 while (($#)); do
   case $1 in
     --cpu-only) cpu_only=1 ;;
-    --build) build=${2:?--build needs a folder}; shift ;;
+    --build) build=${2:?--build needs a folder} packed_existing=1; shift ;;
     --out) out=${2:?--out needs a folder}; shift ;;
     *) echo "bundle.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
   esac
@@ -102,8 +104,12 @@ echo "contents (uncompressed):"
 (cd "$bundle" && du -sh bin lib data | sed 's/^/  /')
 echo "  bin: $(ls "$bundle/bin" | tr '\n' ' ')"
 echo "  lib: $(ls "$bundle/lib" | wc -l) libraries: $(ls "$bundle/lib" | sed 's/\.so.*//' | tr '\n' ' ')"
-# Only a CUDA bundle travels to a GPU machine; a CPU-only one is for dry runs.
-if grep -q '^cuda on' "$bundle/MANIFEST" && ((bytes > limit_mib * 1024 * 1024)); then
-  echo "bundle.sh: the archive is over $limit_mib MiB" >&2
-  exit 1
+# What bundle.sh builds itself with CUDA travels to a GPU machine and must
+# fit; a CPU-only bundle, or an existing tree packed (--build), serves dry runs.
+if ((bytes > limit_mib * 1024 * 1024)); then
+  if grep -q '^cuda on' "$bundle/MANIFEST" && ((!packed_existing)); then
+    echo "bundle.sh: the archive is over $limit_mib MiB" >&2
+    exit 1
+  fi
+  echo "bundle.sh: over $limit_mib MiB: for dry runs here, not for a GPU machine"
 fi

@@ -97,8 +97,8 @@ if [[ -n $still_missing ]]; then
 fi
 
 # ---- The machine ----------------------------------------------------------------
-{ nvidia-smi 2>&1 || echo "nvidia-smi: not here"; } >"$logs/nvidia-smi.log"
-crema_env "$bundle/bin/crema" device_query >"$logs/device_query.log" 2>&1
+{ nvidia-smi 2>&1 || echo "nvidia-smi: not here"; } | tee "$logs/nvidia-smi.log"
+crema_env "$bundle/bin/crema" device_query 2>&1 | tee "$logs/device_query.log"
 devices=$(sed -n 's/.*CUDA devices: \([0-9]*\).*/\1/p' "$logs/device_query.log" | head -n 1)
 gpu=1
 if ((dry)); then

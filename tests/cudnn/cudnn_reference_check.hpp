@@ -51,6 +51,9 @@ struct CudnnCheck {
   std::function<void(Blob<double>*)> after_forward_double;
   // Forward passes before the checked one (running statistics accumulate).
   int extra_forwards = 0;
+  // Values for the leading parameter blobs (BatchNorm's statistics, say),
+  // given to both layers after SetUp.
+  std::vector<std::vector<double>> parameters;
 };
 
 template <typename Dtype>
@@ -161,10 +164,16 @@ void ExpectCudnnMatchesReference(const CudnnCheck& check) {
   cudnn.SetUp(blobs.cudnn_bottom, blobs.cudnn_top);
   EXPECT_EQ(cudnn.uses_cudnn(), check.expect_cudnn);
   ASSERT_EQ(reference.blobs().size(), cudnn.blobs().size());
+  ASSERT_LE(check.parameters.size(), reference.blobs().size());
   for (size_t b = 0; b < reference.blobs().size(); ++b) {
-    // Parameter gradients accumulate: both start from the same non-zero diff.
     Blob<Dtype>& blob = *reference.blobs()[b];
-    for (int k = 0; k < blob.count(); ++k) blob.mutable_cpu_diff()[k] = Dtype(0.01) * (k % 7);
+    if (b < check.parameters.size()) {
+      ASSERT_EQ(check.parameters[b].size(), static_cast<size_t>(blob.count()));
+      std::copy(check.parameters[b].begin(), check.parameters[b].end(), blob.mutable_cpu_data());
+    }
+    // Parameter gradients accumulate: both start from the same diff, as large
+    // as the gradients, so that one overwritten shows.
+    for (int k = 0; k < blob.count(); ++k) blob.mutable_cpu_diff()[k] = Dtype(1 + k % 7);
     cudnn.blobs()[b]->CopyFrom(blob);
     cudnn.blobs()[b]->CopyFrom(blob, true);
   }
@@ -195,9 +204,20 @@ void ExpectCudnnMatchesReference(const CudnnCheck& check) {
     std::copy_n(top_diff.cpu_data(), top_diff.count(), blobs.ref_top[t]->mutable_cpu_diff());
     std::copy_n(top_diff.cpu_data(), top_diff.count(), blobs.cudnn_top[t]->mutable_cpu_diff());
   }
+  // Bottom gradients are overwritten: both start from the same garbage.
+  if (!check.in_place) {
+    for (size_t i = 0; i < blobs.ref_bottom.size(); ++i) {
+      for (Blob<Dtype>* bottom : {blobs.ref_bottom[i], blobs.cudnn_bottom[i]}) {
+        for (int k = 0; k < bottom->count(); ++k) bottom->mutable_cpu_diff()[k] = Dtype(3 + k % 5);
+      }
+    }
+  }
   const std::vector<bool> propagate(blobs.ref_bottom.size(), true);
   reference.Backward(blobs.ref_top, propagate, blobs.ref_bottom);
   cudnn.Backward(blobs.cudnn_top, propagate, blobs.cudnn_bottom);
+  // Still on cuDNN after the passes (a convolution that finds no algorithm
+  // within its workspace bound falls back at its first pass).
+  EXPECT_EQ(cudnn.uses_cudnn(), check.expect_cudnn) << "after the passes";
   for (size_t i = 0; i < blobs.ref_bottom.size(); ++i) {
     ExpectCloseValues(blobs.ref_bottom[i]->cpu_diff(), blobs.cudnn_bottom[i]->cpu_diff(),
                       blobs.ref_bottom[i]->count(), tolerance,

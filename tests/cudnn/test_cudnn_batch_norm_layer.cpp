@@ -39,12 +39,23 @@ TYPED_TEST(CudnnBatchNormTest, BatchStatisticsMatchCudaBody) {
   }
 }
 
+// Running sums and a factor other than 1: the statistics are sum / factor.
 TYPED_TEST(CudnnBatchNormTest, GlobalStatisticsMatchCudaBody) {
   for (const bool in_place : {false, true}) {
     CudnnCheck check(BatchNormText("use_global_stats: true eps: 0.001"), {{3, 4, 5, 5}});
     check.in_place = in_place;
+    check.parameters = {{1, -2, 3, 0.5}, {4, 1, 9, 2}, {2.5}};
     ExpectBatchNorm<TypeParam>(check);
   }
+}
+
+// Statistics loaded with a factor of 0 (none taken yet) but sums that are not
+// 0: the first batch's update keeps the decayed sums, as the reference does.
+TYPED_TEST(CudnnBatchNormTest, FirstBatchAfterAFactorOfZero) {
+  CudnnCheck check(BatchNormText("use_global_stats: false moving_average_fraction: 0.9"),
+                   {{4, 4, 3, 3}});
+  check.parameters = {{1, -2, 3, 0.5}, {4, 1, 9, 2}, {0}};
+  ExpectBatchNorm<TypeParam>(check);
 }
 
 TYPED_TEST(CudnnBatchNormTest, OneValuePerChannelRunsTheCudaBody) {

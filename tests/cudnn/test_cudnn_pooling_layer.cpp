@@ -63,6 +63,17 @@ TYPED_TEST(CudnnPoolingTest, WindowsPastThePaddingRunTheCudaBody) {
   ExpectPooling<TypeParam>(ave);
 }
 
+// A window larger than the padded input: Caffe clips it (AVE divides by what
+// lies inside), cuDNN's count would not.
+TYPED_TEST(CudnnPoolingTest, WindowsLargerThanTheInputRunTheCudaBody) {
+  CudnnCheck max = MaxPoolCheck("kernel_size: 3 stride: 2", {{1, 2, 2, 2}});
+  max.expect_cudnn = false;
+  ExpectPooling<TypeParam>(max);
+  CudnnCheck ave(PoolText("pool: AVE kernel_size: 3 stride: 2"), {{1, 2, 2, 2}});
+  ave.expect_cudnn = false;
+  ExpectPooling<TypeParam>(ave);
+}
+
 TYPED_TEST(CudnnPoolingTest, ArgmaxTopRunsTheCudaBody) {
   CudnnCheck check = MaxPoolCheck("kernel_size: 2 stride: 2", {{2, 3, 8, 6}});
   check.tops = 2;

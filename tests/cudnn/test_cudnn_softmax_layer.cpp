@@ -28,6 +28,12 @@ TYPED_TEST(CudnnSoftmaxTest, MatchesCudaBody) {
       CudnnCheck("name: 'prob' type: 'Softmax' softmax_param { axis: 2 }", {{2, 3, 6, 4}}));
 }
 
+TYPED_TEST(CudnnSoftmaxTest, InPlaceMatchesCudaBody) {
+  CudnnCheck check("name: 'prob' type: 'Softmax'", {{3, 6, 2, 2}});
+  check.in_place = true;
+  ExpectSoftmax<TypeParam>(check);
+}
+
 TYPED_TEST(CudnnSoftmaxTest, LargeInputsStayFinite) {
   CudnnCheck check("name: 'prob' type: 'Softmax'", {{3, 7}});
   check.fill_float = [](Blob<float>* blob) {

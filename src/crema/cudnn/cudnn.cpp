@@ -77,7 +77,8 @@ void* CudnnWorkspace(size_t bytes) {
 size_t CudnnWorkspaceLimit() {
   size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return std::min(kCudnnWorkspaceCap, (free + ThreadState().workspace_bytes) / 2);
+  return std::min(
+      {kCudnnWorkspaceCap, (free + ThreadState().workspace_bytes) / 2, Context::max_allocation()});
 }
 
 CudnnTensor::CudnnTensor() { CUDNN_CHECK(cudnnCreateTensorDescriptor(&descriptor_)); }

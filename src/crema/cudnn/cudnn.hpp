@@ -44,7 +44,7 @@ void* CudnnWorkspace(size_t bytes);
 // The most workspace one convolution algorithm may take: an algorithm that
 // needs more is passed over for the next one cuDNN ranks. Half of the
 // device's free memory (with the workspace already held counted as free), at
-// most kCudnnWorkspaceCap.
+// most kCudnnWorkspaceCap and the thread's allocation limit.
 constexpr size_t kCudnnWorkspaceCap = size_t(1) << 30;
 size_t CudnnWorkspaceLimit();
 

@@ -43,30 +43,37 @@ void CudnnBatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom
 template <typename Dtype>
 void CudnnBatchNormLayer<Dtype>::NormalizeWithBatchStatistics(const Dtype* x, Dtype* y) {
   // Caffe's sums S and factor F against cuDNN's average r = S / F: the new
-  // F' = F * fraction + 1, and S' = fraction * S + batch is r' = (1 - w) r +
-  // w batch with w = 1 / F'.
+  // F' = F * fraction + 1, and S' = fraction * S + batch is F' * r' where r' =
+  // (1 - w) r + w batch with w = 1 / F'. With F = 0 there is no average to
+  // give: cuDNN gets r = 0 (r' = batch) and the decayed sums are added after.
+  const Dtype fraction = this->moving_average_fraction_;
   Dtype* factor = this->blobs_[2]->mutable_cpu_data();
   const Dtype old_factor = factor[0];
-  const Dtype new_factor = old_factor * this->moving_average_fraction_ + 1;
+  const Dtype new_factor = old_factor * fraction + 1;
   factor[0] = new_factor;
   const int channels = this->channels_;
-  Dtype* running_mean = this->mean_.mutable_gpu_data();
-  Dtype* running_variance = this->variance_.mutable_gpu_data();
-  if (old_factor == 0) {  // no statistics yet: whatever the sums hold weighs 0
-    gpu_set(channels, Dtype(0), running_mean);
-    gpu_set(channels, Dtype(0), running_variance);
-  } else {
-    gpu_scale(channels, Dtype(1) / old_factor, this->blobs_[0]->gpu_data(), running_mean);
-    gpu_scale(channels, Dtype(1) / old_factor, this->blobs_[1]->gpu_data(), running_variance);
+  Dtype* running[2] = {this->mean_.mutable_gpu_data(), this->variance_.mutable_gpu_data()};
+  for (int b = 0; b < 2; ++b) {
+    if (old_factor == 0) {
+      gpu_set(channels, Dtype(0), running[b]);
+    } else {
+      gpu_scale(channels, Dtype(1) / old_factor, this->blobs_[b]->gpu_data(), running[b]);
+    }
   }
   CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
       CudnnHandle(), CUDNN_BATCHNORM_SPATIAL, CudnnType<Dtype>::one(), CudnnType<Dtype>::zero(),
       values_.get(), x, values_.get(), y, per_channel_.get(), unit_.gpu_data(), nothing_.gpu_data(),
-      1.0 / static_cast<double>(new_factor), running_mean, running_variance,
+      1.0 / static_cast<double>(new_factor), running[0], running[1],
       static_cast<double>(this->eps_), saved_mean_.mutable_gpu_data(),
       saved_inverse_std_.mutable_gpu_data()));
-  gpu_scale(channels, new_factor, running_mean, this->blobs_[0]->mutable_gpu_data());
-  gpu_scale(channels, new_factor, running_variance, this->blobs_[1]->mutable_gpu_data());
+  for (int b = 0; b < 2; ++b) {
+    Dtype* sums = this->blobs_[b]->mutable_gpu_data();
+    if (old_factor == 0) {
+      gpu_axpby(channels, new_factor, running[b], fraction, sums);
+    } else {
+      gpu_scale(channels, new_factor, running[b], sums);
+    }
+  }
 }
 
 template <typename Dtype>

@@ -23,14 +23,15 @@ struct CudnnConvolutionLayer<Dtype>::Descriptors {
 namespace {
 
 // The first algorithm of cuDNN's ranking (query fills `Perf` records) that
-// computes in plain FMA arithmetic and whose workspace (`size` tells it) is
-// at most `limit` bytes; false if none is.
+// runs in plain FMA arithmetic (the descriptor's math type; entries ranked
+// for tensor-core math are passed over) and whose workspace (`size` tells
+// it, for the descriptor) is at most `limit` bytes; false if none is.
 template <typename Perf, typename Algo, typename Query, typename Size>
 bool FirstFitting(int candidates, const Query& query, const Size& size, size_t limit, Algo* algo,
                   size_t* bytes) {
   std::vector<Perf> ranking(candidates);
   int returned = 0;
-  CUDNN_CHECK(query(candidates, &returned, ranking.data()));
+  if (query(candidates, &returned, ranking.data()) != CUDNN_STATUS_SUCCESS) return false;
   for (int i = 0; i < returned; ++i) {
     const Perf& perf = ranking[i];
     if (perf.status != CUDNN_STATUS_SUCCESS) continue;

@@ -23,20 +23,36 @@ void CudnnPoolingLayer<Dtype>::MakeDescriptors(const Blob<Dtype>& bottom,
   if (method == PoolingParameter::STOCHASTIC || top.size() > 1) return;
   if (!FitsCudnn(bottom.count()) || !FitsCudnn(top[0]->count())) return;
   const PoolingGeometry& g = this->geometry_;
+  // Every window must lie inside the padded input: Caffe rounds the output
+  // size up and clips the windows that run past the padding (an average then
+  // divides by what lies inside), which cuDNN does not.
+  const auto inside = [](int pooled, int stride, int kernel, int size, int pad) {
+    return static_cast<int64_t>(pooled - 1) * stride + kernel <=
+           static_cast<int64_t>(size) + 2 * pad;
+  };
+  if (!inside(g.pooled_height, g.stride_h, g.kernel_h, g.height, g.pad_h) ||
+      !inside(g.pooled_width, g.stride_w, g.kernel_w, g.width, g.pad_w)) {
+    return;
+  }
   std::unique_ptr<Descriptors> d(new Descriptors());
   const cudnnDataType_t type = CudnnType<Dtype>::type;
   d->bottom.Set(type, bottom.num(), bottom.channels(), g.height, g.width);
   d->top.Set(type, bottom.num(), bottom.channels(), g.pooled_height, g.pooled_width);
-  // Caffe's maximum skips NaN inputs unless a window holds nothing else.
+  // NaN: cuDNN's maximum is NaN where a window holds one; the CUDA body's
+  // only where the window's first value is NaN (it skips later ones).
   CUDNN_CHECK(cudnnSetPooling2dDescriptor(
       d->pooling.get(),
       is_max() ? CUDNN_POOLING_MAX_DETERMINISTIC : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
-      CUDNN_NOT_PROPAGATE_NAN, g.kernel_h, g.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w));
+      CUDNN_PROPAGATE_NAN, g.kernel_h, g.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w));
+  // Invariant: with every window inside, cuDNN's output shape is the layer's.
   int n = 0, c = 0, h = 0, w = 0;
-  CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(d->pooling.get(), d->bottom.get(), &n, &c, &h, &w));
-  // A different shape means the layer's last window runs past the padding
-  // (Caffe rounds up): cuDNN would not compute it.
-  if (h != g.pooled_height || w != g.pooled_width) return;
+  if (cudnnGetPooling2dForwardOutputDim(d->pooling.get(), d->bottom.get(), &n, &c, &h, &w) !=
+          CUDNN_STATUS_SUCCESS ||
+      h != g.pooled_height || w != g.pooled_width) {
+    LOG(WARNING) << "layer '" << this->layer_param_.name()
+                 << "': cuDNN's pooling shape differs from the layer's; the CUDA body runs";
+    return;
+  }
   if (is_max()) forward_top_.ReshapeLike(*top[0]);
   descriptors_ = std::move(d);
 }

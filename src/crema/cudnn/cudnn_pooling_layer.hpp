@@ -1,10 +1,9 @@
 // Pooling on cuDNN: what a Pooling layer with engine DEFAULT or CUDNN is in
 // GPU mode in builds with cuDNN. It serves MAX and AVE with one top where
-// every window lies inside the padded input (cuDNN's floor rounding gives
-// the layer's shape): there cuDNN's maximum (over the input, not the
-// padding) and its average counting the padding are Caffe's. Elsewhere (the
-// argmax top, STOCHASTIC, a last window that runs past the padding) the CUDA
-// body runs.
+// every window lies inside the padded input: there cuDNN's maximum (over the
+// input, not the padding) and its average counting the padding are Caffe's.
+// Elsewhere (the argmax top, STOCHASTIC, a window that runs past the padding,
+// which Caffe clips) the CUDA body runs.
 #ifndef CREMA_CUDNN_CUDNN_POOLING_LAYER_HPP_
 #define CREMA_CUDNN_CUDNN_POOLING_LAYER_HPP_
 
