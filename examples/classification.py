@@ -6,9 +6,9 @@ caffe.io.Transformer preparing each image as the training data layer did.
   examples/classification.py --list data/fashion_mnist/png/test.txt --limit 20
 
 Prints the top-3 Fashion-MNIST labels and probabilities of each image. The
-defaults are models/lenet/deploy.prototxt and BVLC's trained weights in
-../shared/compat (lenet_fashion_iter_10000.caffemodel); PNG test images come
-from data/fashion_mnist/make_png_folders.py.
+defaults are models/lenet/deploy.prototxt and the weights the main job
+(scripts/quickstart.sh) trains, models/lenet/lenet_fashion_iter_10000.caffemodel;
+PNG test images come from data/fashion_mnist/make_png_folders.py.
 """
 import argparse
 import os
@@ -21,9 +21,8 @@ import crema as caffe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = os.environ.get("CREMA_SHARED", os.path.join(os.path.dirname(REPO), "shared"))
-COMPAT = os.path.join(SHARED, "compat")   # BVLC Caffe's reference files
-WEIGHTS = os.path.join(COMPAT, "lenet_fashion/lenet_fashion_iter_10000.caffemodel")
+# What scripts/quickstart.sh (the main job) trains.
+WEIGHTS = os.path.join(REPO, "models/lenet/lenet_fashion_iter_10000.caffemodel")
 
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
@@ -46,7 +45,7 @@ def parse_args():
                         help="deploy prototxt (default: %(default)s)")
     parser.add_argument("--weights",
                         default=WEIGHTS,
-                        help="trained .caffemodel (default: BVLC's LeNet for Fashion-MNIST)")
+                        help="trained .caffemodel (default: the main job's, %(default)s)")
     parser.add_argument("--scale", type=float, default=TRAINING_SCALE,
                         help="factor applied to 0..255 pixels, the training transform_param "
                              "scale (default: %(default)s)")

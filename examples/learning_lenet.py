@@ -5,8 +5,8 @@ accuracy computed with numpy from the test net's ip2 scores and labels.
 
   examples/learning_lenet.py                      # 2,000 iterations, ~0.87 accuracy
   examples/learning_lenet.py --iterations 50 --test-interval 25 --test-batches 5 \\
-      --train-lmdb ../shared/compat/fashion_test_lmdb \\
-      --test-lmdb ../shared/compat/fashion_test_lmdb   # a few seconds
+      --train-lmdb data/fashion_mnist/fashion_test_lmdb \\
+      --test-lmdb data/fashion_mnist/fashion_test_lmdb   # a few seconds
 
 The solver and net come from models/lenet/ (--solver); their data sources are
 replaced by --train-lmdb/--test-lmdb and the generated files, like any
@@ -170,7 +170,7 @@ def main():
         if not os.path.isfile(os.path.join(path, "data.mdb")):
             sys.exit("learning_lenet.py: %s %s is not an LMDB. Make Fashion-MNIST's LMDBs with "
                      "data/fashion_mnist/create_fashion_mnist.sh, or pass another LMDB of 28x28 "
-                     "grey Datums (e.g. ../shared/compat/fashion_test_lmdb for both)"
+                     "grey Datums (e.g. data/fashion_mnist/fashion_test_lmdb for both)"
                      % (what, path))
     if args.iterations < 1 or args.test_interval < 1 or args.test_batches < 1:
         sys.exit("learning_lenet.py: --iterations, --test-interval and --test-batches "

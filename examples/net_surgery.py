@@ -3,7 +3,7 @@
 then cast the fully connected layers into convolutions so that the net
 classifies every 28x28 window of a bigger image in one pass.
 
-  examples/net_surgery.py                      # BVLC's weights, 4 test images
+  examples/net_surgery.py                      # the main job's weights, 4 test images
   examples/net_surgery.py --first 100 --out /tmp/lenet_full_conv.caffemodel
 
 Steps: (1) the parameter shapes of each layer; (2) edits: a hand-made filter
@@ -28,9 +28,9 @@ from crema.proto import caffe_pb2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = os.environ.get("CREMA_SHARED", os.path.join(os.path.dirname(REPO), "shared"))
-COMPAT = os.path.join(SHARED, "compat")   # BVLC Caffe's reference files
-WEIGHTS = os.path.join(COMPAT, "lenet_fashion/lenet_fashion_iter_10000.caffemodel")
+# What scripts/quickstart.sh (the main job) trains and converts.
+WEIGHTS = os.path.join(REPO, "models/lenet/lenet_fashion_iter_10000.caffemodel")
+TEST_LMDB = os.path.join(REPO, "data/fashion_mnist/fashion_test_lmdb")
 
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
@@ -45,8 +45,8 @@ def parse_args():
                         help="LeNet deploy prototxt (default: %(default)s)")
     parser.add_argument("--weights",
                         default=WEIGHTS,
-                        help="trained weights (default: BVLC's LeNet for Fashion-MNIST)")
-    parser.add_argument("--lmdb", default=os.path.join(COMPAT, "fashion_test_lmdb"),
+                        help="trained weights (default: the main job's, %(default)s)")
+    parser.add_argument("--lmdb", default=TEST_LMDB,
                         help="LMDB of 28x28 grey test images (default: %(default)s)")
     parser.add_argument("--first", type=int, default=0,
                         help="skip this many LMDB records before the four tiles")

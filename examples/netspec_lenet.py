@@ -3,8 +3,8 @@
 
   examples/netspec_lenet.py                                  # 2,000 iterations
   examples/netspec_lenet.py --iterations 50 --test-batches 5 \\
-      --train-lmdb ../shared/compat/fashion_test_lmdb \\
-      --test-lmdb ../shared/compat/fashion_test_lmdb          # a few seconds
+      --train-lmdb data/fashion_mnist/fashion_test_lmdb \\
+      --test-lmdb data/fashion_mnist/fashion_test_lmdb          # a few seconds
 
 The nets are built with caffe.NetSpec(), caffe.layers and caffe.params and
 written as lenet_train.prototxt and lenet_test.prototxt (the test net adds an
@@ -127,7 +127,7 @@ def main():
         if not os.path.isfile(os.path.join(path, "data.mdb")):
             sys.exit("netspec_lenet.py: %s %s is not an LMDB. Make Fashion-MNIST's LMDBs with "
                      "data/fashion_mnist/create_fashion_mnist.sh, or pass another LMDB of 28x28 "
-                     "grey Datums (e.g. ../shared/compat/fashion_test_lmdb for both)"
+                     "grey Datums (e.g. data/fashion_mnist/fashion_test_lmdb for both)"
                      % (what, path))
     if args.iterations < 1 or args.test_batches < 1:
         sys.exit("netspec_lenet.py: --iterations and --test-batches must be >= 1")

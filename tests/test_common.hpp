@@ -15,10 +15,28 @@
 
 namespace crema {
 
-// The folder of BVLC reference files (../shared/compat beside the checkout).
-// Defined in test_main.cpp, the one file that knows the checkout's path, so
-// the other test files compile the same wherever the checkout is (ccache).
+// The folder of BVLC reference files: $CREMA_COMPAT_DIR, else ../shared/compat
+// beside the checkout. Defined in test_main.cpp, the one file that knows the
+// checkout's path, so the other test files compile the same wherever the
+// checkout is (ccache).
 std::string CompatDir();
+// Whether CompatDir() is there. A clone alone has no such folder: the tests
+// that read it skip (CREMA_REQUIRE_COMPAT), except under CI=true, where its
+// absence fails them.
+bool HaveCompatDir();
+bool RunningInCi();
+
+#define CREMA_REQUIRE_COMPAT()                                                                 \
+  do {                                                                                         \
+    if (!::crema::HaveCompatDir()) {                                                           \
+      if (::crema::RunningInCi()) {                                                            \
+        FAIL() << "the BVLC reference files are missing at " << ::crema::CompatDir()           \
+               << " (CI=true: they must be there)";                                           \
+      }                                                                                        \
+      GTEST_SKIP() << "no BVLC reference files at " << ::crema::CompatDir()                    \
+                   << " (../shared/compat beside the checkout, or CREMA_COMPAT_DIR): skipped"; \
+    }                                                                                          \
+  } while (0)
 // The checkout itself (for its test inputs, e.g. tests/fuzz/regressions).
 std::string SourceDir();
 

@@ -2,12 +2,26 @@
 // thread in CPU mode with the same seed, so results never depend on order.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "crema/common.hpp"
 
 namespace crema {
-std::string CompatDir() { return std::string(CREMA_SHARED_DIR) + "/compat"; }
+std::string CompatDir() {
+  const char* dir = std::getenv("CREMA_COMPAT_DIR");
+  return dir && *dir ? std::string(dir) : std::string(CREMA_SHARED_DIR) + "/compat";
+}
+bool HaveCompatDir() {
+  struct stat info;
+  return stat(CompatDir().c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+bool RunningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
 std::string SourceDir() { return CREMA_SOURCE_DIR; }
 }  // namespace crema
 

@@ -207,6 +207,7 @@ TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
 }
 
 TEST(SolverTest, RestoresBvlcLeNetStateAtIteration5000) {
+  CREMA_REQUIRE_COMPAT();
   // BVLC Caffe's own snapshot: SGD momentum history of LeNet at 5,000.
   SolverParameter param;
   ReadProtoFromTextFile(CompatDir() + "/lenet_fashion/lenet_solver.prototxt", &param);

@@ -504,6 +504,7 @@ void ExpectCurrentFormat(const NetParameter& net, const std::string& origin) {
 }
 
 TEST(UpgradeProtoCompatTest, EveryBvlcPrototxtLoads) {
+  CREMA_REQUIRE_COMPAT();
   const boost::filesystem::path root(CompatDir() + "/bvlc");
   ASSERT_TRUE(boost::filesystem::is_directory(root)) << root;
   int nets = 0;
@@ -535,6 +536,7 @@ TEST(UpgradeProtoCompatTest, EveryBvlcPrototxtLoads) {
 }
 
 TEST(UpgradeProtoCompatTest, ConsolidatedLenetSolverGetsCurrentLayers) {
+  CREMA_REQUIRE_COMPAT();
   const std::string path = CompatDir() + "/bvlc/examples/mnist/lenet_consolidated_solver.prototxt";
   SolverParameter original;
   ReadProtoFromTextFile(path, &original);

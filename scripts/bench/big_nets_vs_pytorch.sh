@@ -4,7 +4,8 @@
 # What it measures: the milliseconds of one forward + backward pass computing
 # every parameter gradient and every bottom gradient (force_backward: what a
 # training step costs, without the solver's update), 2 threads, of
-#   alexnet   BVLC's AlexNet deploy net (../shared/compat), batch 10;
+#   alexnet   AlexNet as BVLC's deploy net lays it out (models/alexnet/
+#             make_alexnet.py), batch 10;
 #   resnet50  ResNet-50 as published (models/resnet50/make_resnet50.py),
 #             batch 8, batch normalisation on stored statistics;
 # Crema: `crema time --threads=2 --iterations=ITERATIONS` on the deploy net
@@ -71,7 +72,7 @@ cmake --build "$build" -j"$(nproc)" --target _crema >/dev/null 2>&1 || peak2=
 for net in $nets; do
   case $net in
     alexnet) batch=10
-      cp ../shared/compat/bvlc/models/bvlc_alexnet/deploy.prototxt "$work/deploy.prototxt" ;;
+      "$python" models/alexnet/make_alexnet.py --batch "$batch" "$work/deploy.prototxt" ;;
     resnet50) batch=8
       "$python" models/resnet50/make_resnet50.py --batch "$batch" "$work/deploy.prototxt" ;;
     *) echo "big_nets_vs_pytorch.sh: unknown net $net" >&2; exit 2 ;;

@@ -9,8 +9,9 @@
 #                  by a zero-filled Input layer: the layers are timed, not a
 #                  database)
 #   cifar10_quick  models/cifar10_quick's training net, batch 100 (the same)
-#   alexnet        BVLC's AlexNet deploy net, batch 10 (../shared/compat)
-#   googlenet      BVLC's GoogLeNet deploy net, batch 10
+#   alexnet        models/alexnet's deploy net, batch 10
+#   googlenet      a GoogLeNet deploy net (batch 10) given as GOOGLENET=PATH,
+#                  e.g. BVLC's bvlc_googlenet/deploy.prototxt
 # with every layer that has an engine set to each engine (scripts/bench/
 # set_engine.py), the three engines in alternation, ROUNDS rounds; it prints
 # the median per engine and, for the last round, the milliseconds per layer
@@ -19,20 +20,19 @@
 # How to run (from anywhere; it works in the repository root):
 #   scripts/bench/engines.sh [BUILD_DIR]      (default build/release)
 # Environment knobs: ROUNDS (default 3); NETS (default "lenet cifar10_quick
-# alexnet googlenet"). It builds only crema_tool (configuring BUILD_DIR as
+# alexnet", and googlenet where GOOGLENET is set). It builds only crema_tool (configuring BUILD_DIR as
 # Release if it has no CMakeCache.txt); a build without oneDNN runs the
 # reference bodies under every engine. Run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 rounds=${ROUNDS:-3}
-nets=${NETS:-lenet cifar10_quick alexnet googlenet}
+nets=${NETS:-lenet cifar10_quick alexnet${GOOGLENET:+ googlenet}}
 source scripts/bench/pytorch_setup.sh  # median
 
 [[ -f $build/CMakeCache.txt ]] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target crema_tool >/dev/null
 crema=$PWD/$build/bin/crema
-compat=../shared/compat/bvlc/models
 
 work=$(mktemp -d /tmp/crema_bench_engines_XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -42,8 +42,9 @@ for net in $nets; do
     lenet) source=models/lenet/lenet_train_test.prototxt input=64,1,28,28 iterations=100 ;;
     cifar10_quick) source=models/cifar10_quick/cifar10_quick_train_test.prototxt
       input=100,3,32,32 iterations=20 ;;
-    alexnet) source=$compat/bvlc_alexnet/deploy.prototxt input= iterations=5 ;;
-    googlenet) source=$compat/bvlc_googlenet/deploy.prototxt input= iterations=3 ;;
+    alexnet) source=models/alexnet/alexnet_deploy.prototxt input= iterations=5 ;;
+    googlenet) source=${GOOGLENET:?set GOOGLENET to a GoogLeNet deploy prototxt} input=
+      iterations=3 ;;
     *) echo "engines.sh: unknown net $net" >&2; exit 2 ;;
   esac
   declare -A runs=()

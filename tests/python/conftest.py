@@ -12,7 +12,7 @@ import pytest
 
 SOURCE = pathlib.Path(os.environ.get("CREMA_SOURCE", pathlib.Path(__file__).parents[2]))
 SHARED = pathlib.Path(os.environ.get("CREMA_SHARED", SOURCE.parent / "shared"))
-COMPAT = SHARED / "compat"
+COMPAT = pathlib.Path(os.environ.get("CREMA_COMPAT_DIR") or SHARED / "compat")
 
 
 @pytest.fixture(scope="session")
@@ -26,9 +26,14 @@ def crema_tool():
 
 @pytest.fixture(scope="session")
 def compat():
-    """BVLC Caffe's files (../shared/compat)."""
+    """BVLC Caffe's files (../shared/compat, or CREMA_COMPAT_DIR): the tests
+    that use them skip where they are missing, and fail under CI=true."""
     if not (COMPAT / "lenet_fashion").is_dir():
-        pytest.skip("no BVLC compat files at %s (set CREMA_SHARED)" % COMPAT)
+        if os.environ.get("CI") == "true":
+            pytest.fail("the BVLC reference files are missing at %s (CI=true: they must be "
+                        "there)" % COMPAT)
+        pytest.skip("no BVLC reference files at %s (../shared/compat beside the checkout, "
+                    "or CREMA_COMPAT_DIR)" % COMPAT)
     return COMPAT
 
 

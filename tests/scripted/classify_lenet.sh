@@ -6,10 +6,13 @@
 # images in an LMDB made by convert_imageset, BVLC's train_test net at batch
 # 1 with an ArgMax output); a second run reading the images from a list file
 # prints the same lines; and at least 4 of the 5 top-1s are the true labels.
-#   classify_lenet.sh CREMA CONVERT_IMAGESET SOURCE_DIR SHARED_DIR
+# Skipped where the BVLC files are missing (require_compat).
+#   classify_lenet.sh CREMA CONVERT_IMAGESET SOURCE_DIR COMPAT_DIR
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 crema=$(realpath "$1") convert_imageset=$(realpath "$2") source=$(realpath "$3")
-compat=$(realpath "$4")/compat
+require_compat "$4"
+compat=$(realpath "$compat")
 weights=$compat/lenet_fashion/lenet_fashion_iter_10000.caffemodel
 raw=${CREMA_FASHION_MNIST_RAW:-/usr/share/datasets/fashion-mnist}
 work=$(mktemp -d /tmp/crema_classify_XXXXXX)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `crema test` of BVLC Caffe's trained LeNet on BVLC's Fashion-MNIST test
 # LMDB, 100 batches of 100: the accuracy must be BVLC's 0.9005 (± 0.0005).
-#   compat_test_bvlc_lenet.sh CREMA SHARED_DIR
+# Skipped where the BVLC files are missing (require_compat).
+#   compat_test_bvlc_lenet.sh CREMA COMPAT_DIR
 set -euo pipefail
-crema=$1 compat=$2/compat
+source "$(dirname "$0")/lib.sh"
+crema=$1
+require_compat "$2"
 work=$(mktemp -d /tmp/crema_compat_test_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # The prototxt names its LMDBs by placeholders (see compat/README.md).

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs `crema time --iterations=1` (forward and backward) on every deploy-style
 # BVLC net in ../shared/compat/bvlc, unchanged, and checks that every layer was
-# timed. Usage: compat_time_deploy_nets.sh CREMA SHARED_DIR
+# timed; skipped where the BVLC files are missing (require_compat).
+#   compat_time_deploy_nets.sh CREMA COMPAT_DIR
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 crema=$1
-bvlc=$2/compat/bvlc
+require_compat "$2"
+bvlc=$compat/bvlc
 nets=(
   examples/mnist/lenet.prototxt
   examples/cifar10/cifar10_quick.prototxt

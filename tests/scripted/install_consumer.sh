@@ -3,18 +3,19 @@
 # into a temporary prefix; builds examples/cpp_classification in a temporary
 # folder with find_package(Crema) and checks that it compiles against the
 # prefix only (no include folder of the source or build tree); runs it on
-# BVLC's trained LeNet and the first Fashion-MNIST test image (an ankle boot,
+# LeNet trained here (models/lenet, 300 iterations over the Fashion-MNIST
+# test images, fixed seed) and the first Fashion-MNIST test image (an ankle boot,
 # label 9) given as raw bytes and, in builds with OpenCV, as a PNG: three
 # lines `<probability> - "<label>"`, descending, the first "Ankle boot", the
 # same for both. A run with missing weights must exit with 1 and name the
 # file. Last, a one-file program compiled with `pkg-config --cflags --libs
 # crema` builds a net and runs. Programs run without LD_LIBRARY_PATH: they
 # find libcrema.so through their run path.
-#   install_consumer.sh BUILD_DIR SOURCE_DIR SHARED_DIR
+#   install_consumer.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
-build=$(realpath "$1") source=$(realpath "$2") shared=$(realpath "$3")
+source "$(dirname "$0")/lib.sh"
+build=$(realpath "$1") source=$(realpath "$2")
 cmake=${CMAKE_COMMAND:-cmake}
-weights=$shared/compat/lenet_fashion/lenet_fashion_iter_10000.caffemodel
 deploy=$source/models/lenet/deploy.prototxt
 labels=$source/examples/cpp_classification/fashion_mnist_labels.txt
 raw=${CREMA_FASHION_MNIST_RAW:-/usr/share/datasets/fashion-mnist}
@@ -27,6 +28,19 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+
+# Weights to classify with, trained by the build's own tool.
+make_test_lmdb "$build/bin/convert_mnist_data" "$work/test_lmdb"
+lenet_net "$source" "$work/test_lmdb" "$work/net.prototxt"
+sed -e "s#^net:.*#net: \"$work/net.prototxt\"#" -e 's#^max_iter:.*#max_iter: 300#' \
+    -e 's#^test_interval:.*#test_interval: 300#' -e 's#^test_iter:.*#test_iter: 1#' \
+    -e 's#^snapshot:.*#snapshot: 0#' -e "s#^snapshot_prefix:.*#snapshot_prefix: \"$work/lenet\"#" \
+    "$source/models/lenet/lenet_solver.prototxt" >"$work/solver.prototxt"
+echo 'random_seed: 1' >>"$work/solver.prototxt"
+"$build/bin/crema" train --solver="$work/solver.prototxt" >"$work/train.log" 2>&1 ||
+  { tail -20 "$work/train.log"; fail "training the weights to classify with"; }
+weights=$work/lenet_iter_300.caffemodel
+[[ -f $weights ]] || fail "training wrote no $weights"
 
 # The install and what the consumer needs from it.
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||

@@ -47,3 +47,36 @@ logged_iteration() {  # LOG N
       for (i = 1; i < NF; ++i) if ($i == "Iteration") { sub(/[^0-9].*/, "", $(i + 1)); if ($(i + 1) + 0 >= n) found = 1 }
     } END { exit !found }' "$1"
 }
+
+# require_compat DIR: the folder of BVLC reference files a check reads
+# (CREMA_COMPAT_DIR, when set, instead of DIR) in $compat. Where it is missing
+# the check stops: skipped (exit 77, which CTest counts as a skip) on a clone
+# alone, failed under CI=true, where the files must be there.
+require_compat() {
+  compat=${CREMA_COMPAT_DIR:-$1}
+  [[ -d $compat ]] && return 0
+  if [[ ${CI:-} == true ]]; then
+    echo "FAIL: the BVLC reference files are missing at $compat (CI=true: they must be there)"
+    exit 1
+  fi
+  echo "SKIP: no BVLC reference files at $compat (../shared/compat beside the checkout, or CREMA_COMPAT_DIR)"
+  exit 77
+}
+
+# make_test_lmdb CONVERT_MNIST_DATA DB: the 10,000 Fashion-MNIST test images
+# (the Debian package dataset-fashion-mnist) as an LMDB of Datums at DB.
+make_test_lmdb() {
+  local raw=${CREMA_FASHION_MNIST_RAW:-/usr/share/datasets/fashion-mnist}
+  GLOG_minloglevel=1 "$1" --backend=lmdb "$raw/t10k-images-idx3-ubyte.gz" \
+    "$raw/t10k-labels-idx1-ubyte.gz" "$2" >/dev/null ||
+    { echo "FAIL: convert_mnist_data could not write $2"; exit 1; }
+}
+
+# lenet_net SOURCE_DIR DB OUT: models/lenet's training net reading DB for
+# both phases.
+lenet_net() {
+  sed -e "s#data/fashion_mnist/fashion_train_lmdb#$2#" -e "s#data/fashion_mnist/fashion_test_lmdb#$2#" \
+    "$1/models/lenet/lenet_train_test.prototxt" >"$3"
+  grep -q "source: \"$2\"" "$3" ||
+    { echo "FAIL: models/lenet/lenet_train_test.prototxt no longer names the LMDBs this check rewrites"; exit 1; }
+}

@@ -2,9 +2,10 @@
 # Bad input as a user gives it to the crema tool: each case must exit with
 # status 1 and one error line that names the file or layer and says what was
 # expected — no abort, no glog "Check failed", no stack trace, no signal.
-#   tool_bad_input.sh CREMA SHARED_DIR
+#   tool_bad_input.sh CREMA CONVERT_MNIST_DATA SOURCE_DIR
 set -uo pipefail
-crema=$1 compat=$2/compat
+source "$(dirname "$0")/lib.sh"
+crema=$(realpath "$1") convert=$(realpath "$2") source=$(realpath "$3")
 work=$(mktemp -d /tmp/crema_bad_input_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -30,11 +31,15 @@ expect_error() {
   failures=$((failures + 1))
 }
 
-lenet=$compat/lenet_fashion
-sed -e "s#FASHION_TRAIN_LMDB#$compat/fashion_test_lmdb#" \
-    -e "s#FASHION_TEST_LMDB#$compat/fashion_test_lmdb#" \
-    "$lenet/lenet_train_test.prototxt" >net.prototxt
-weights=$(ls "$lenet"/*.caffemodel | head -1)
+# The net, its data and weights from one training iteration: the inputs the
+# cases below spoil one at a time.
+make_test_lmdb "$convert" "$work/test_lmdb"
+lenet_net "$source" "$work/test_lmdb" net.prototxt
+printf 'net: "net.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 1\nsnapshot_prefix: "lenet"\nrandom_seed: 1\n' \
+  >good_solver.prototxt
+"$crema" train --solver=good_solver.prototxt >good_train.log 2>&1 ||
+  { echo "FAIL: training the weights the cases use"; tail -5 good_train.log; exit 1; }
+weights=$work/lenet_iter_1.caffemodel
 
 : >empty.prototxt
 expect_error "empty net file" "has no layers" test --model=empty.prototxt --weights="$weights"
@@ -78,9 +83,9 @@ NET
 expect_error "a blob too large" "layer 'in'" time --model=huge.prototxt --iterations=1
 
 mkdir truncated_lmdb
-cp "$compat/fashion_test_lmdb/data.mdb" truncated_lmdb/
+cp "$work/test_lmdb/data.mdb" truncated_lmdb/
 truncate -s 65536 truncated_lmdb/data.mdb
-sed -e "s#$compat/fashion_test_lmdb#$work/truncated_lmdb#" net.prototxt >truncated.prototxt
+sed -e "s#$work/test_lmdb#$work/truncated_lmdb#" net.prototxt >truncated.prototxt
 expect_error "truncated LMDB" "truncated_lmdb" \
   test --model=truncated.prototxt --weights="$weights" --iterations=2
 

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # The crema tool's own threads and files in a few seconds, short enough for
-# the sanitizer builds: BVLC's LeNet over BVLC's Fashion-MNIST test LMDB,
+# the sanitizer builds: models/lenet over the Fashion-MNIST test images (an
+# LMDB written here by convert_mnist_data),
 #  1. `crema train` with two solver threads (Data layers, the shared reader,
 #     prefetching, the gradient all-reduce), testing and snapshotting;
 #  2. a resume from the middle snapshot, to the end;
 #  3. `crema test` of the final weights; 4. `crema time` of the net.
-#   tool_short_runs.sh CREMA SHARED_DIR
+#   tool_short_runs.sh CREMA CONVERT_MNIST_DATA SOURCE_DIR
 set -euo pipefail
-crema=$1 compat=$2/compat
+source "$(dirname "$0")/lib.sh"
+crema=$(realpath "$1") convert=$(realpath "$2") source=$(realpath "$3")
 work=$(mktemp -d /tmp/crema_tool_runs_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-sed -e "s#FASHION_TRAIN_LMDB#$compat/fashion_test_lmdb#" \
-    -e "s#FASHION_TEST_LMDB#$compat/fashion_test_lmdb#" \
-    -e 's#batch_size: 64#batch_size: 16#' -e 's#batch_size: 100#batch_size: 20#' \
-    "$compat/lenet_fashion/lenet_train_test.prototxt" >net.prototxt
+make_test_lmdb "$convert" "$work/test_lmdb"
+lenet_net "$source" "$work/test_lmdb" lenet.prototxt
+sed -e 's#batch_size: 64#batch_size: 16#' -e 's#batch_size: 100#batch_size: 20#' \
+  lenet.prototxt >net.prototxt
 grep -q 'batch_size: 16' net.prototxt && grep -q 'batch_size: 20' net.prototxt ||
-  { echo "FAIL: the BVLC LeNet prototxt no longer has the batch sizes this check rewrites"; exit 1; }
+  { echo "FAIL: models/lenet's net no longer has the batch sizes this check rewrites"; exit 1; }
 cat >solver.prototxt <<'SOLVER'
 net: "net.prototxt"
 base_lr: 0.01 momentum: 0.9 weight_decay: 0.0005
