@@ -44,6 +44,17 @@ run_ctest() {  # dir, ctest args...
   local dir=$1
   shift
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@"
+  report_compat_skips "$dir"
+}
+
+# Names the tests that skipped for want of BVLC's reference files (a clone
+# without ../shared/compat), with the reason each gave.
+report_compat_skips() {  # dir
+  local log=$1/Testing/Temporary/LastTest.log
+  [[ -f $log ]] || return 0
+  awk '/^[0-9]+\/[0-9]+ Testing: / { test = $3 }
+       /no BVLC reference files at/ { sub(/^.*(SKIP: |\] )?no BVLC/, "no BVLC"); print "  " test ": " $0 }' \
+    "$log" | sort -u | sed '1i skipped for want of the BVLC reference files:'
 }
 
 mkdir -p build
