@@ -10,8 +10,8 @@
 #include <string>
 
 #include "crema/filler.hpp"
-#include "crema/layers/scale_layer.hpp"
 #include "crema/net.hpp"
+#include "crema/net_rewrites/fused_scale_layer.hpp"
 #include "crema/util/channel_blocks.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
@@ -53,7 +53,8 @@ std::unique_ptr<Net<Dtype>> MakeFoldNet(const std::string& batch_norm_param, Pha
 
 template <typename Dtype>
 bool Folded(const Net<Dtype>& net) {
-  return static_cast<ScaleLayer<Dtype>&>(*net.layer_by_name("scale")).folds_batch_norm();
+  const auto* scale = dynamic_cast<const FusedScaleLayer<Dtype>*>(net.layer_by_name("scale").get());
+  return scale && scale->folds_batch_norm();
 }
 
 // Twin nets for a comparison: the first's weights in the second, the same
@@ -275,7 +276,8 @@ std::unique_ptr<Net<float>> MakeHandedNet(const std::string& batch_norm) {
 }
 
 bool TakesBlocks(const Net<float>& net) {
-  return static_cast<ScaleLayer<float>&>(*net.layer_by_name("scale")).takes_blocked_bottom();
+  const auto* scale = dynamic_cast<const FusedScaleLayer<float>*>(net.layer_by_name("scale").get());
+  return scale && scale->takes_blocked_bottom();
 }
 
 class NetHandedOutputTest : public ::testing::TestWithParam<bool> {

@@ -4,6 +4,7 @@
 #ifndef CREMA_NET_HPP_
 #define CREMA_NET_HPP_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -47,6 +48,18 @@ class Net {
   Net(const std::string& param_file, Phase phase, int level = 0,
       const std::vector<std::string>* stages = nullptr);
   virtual ~Net() = default;
+
+  // Layers first..last that a graph rewrite joined (src/crema/net_rewrites/):
+  // a forward pass that ends at a layer in [first, last) calls
+  // finish_forward with that layer, and every backward pass calls
+  // prepare_backward with the layer it runs down to (either may be empty),
+  // so that any pass leaves the blobs as the plain layers would. Seams are
+  // called in the order of their first layer.
+  struct Seam {
+    int first = 0, last = 0;
+    std::function<void(int end)> finish_forward;
+    std::function<void(int end)> prepare_backward;
+  };
 
   // Runs every layer forward; returns the output blobs and, if asked, the loss.
   const std::vector<Blob<Dtype>*>& Forward(Dtype* loss = nullptr);
@@ -192,20 +205,8 @@ class Net {
   static void MergeMultiplier(float value, const std::string& param_name, const char* field,
                               std::vector<bool>* has_values, std::vector<float>* values,
                               int learnable_id);
-  // Folds into each Scale the BatchNorm on stored statistics just before it,
-  // in place on its blob, where the BatchNorm's engine is DEFAULT
-  // (ScaleLayer::FoldBatchNorm); their indices go to folded_batch_norms_.
-  // Then has each Scale that works in place on a oneDNN convolution's top
-  // (with or without a folded BatchNorm between them) take the
-  // convolution's output in its blocked layout (ScaleLayer::TakeBottomFrom);
-  // the pairs go to handed_outputs_.
-  void FoldIntoScales();
-  bool BatchNormFoldsInto(int batch_norm_id, int scale_id) const;
-  void HandConvolutionOutputsToScales();
-  // Lets each Eltwise SUM's first coefficient-1 bottom that a Split made
-  // (and that takes a gradient) hold the Eltwise's top gradient itself
-  // (EltwiseLayer::ShareGradientWith): the Split reads it there.
-  void ShareEltwiseGradients();
+  // Runs the graph rewrites (src/crema/net_rewrites/) and keeps their seams.
+  void Rewrite();
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();
@@ -218,12 +219,7 @@ class Net {
   std::vector<std::string> layer_names_;
   std::map<std::string, int> layer_names_index_;
   std::vector<bool> layer_need_backward_;
-  // Folded BatchNorms: a forward pass that stops at one applies its pending
-  // normalisation; a backward pass that stops at its Scale leaves it out.
-  std::vector<int> folded_batch_norms_;
-  // (convolution, Scale) layer ids: a forward pass that stops between the two
-  // has the convolution finish its handed-over output.
-  std::vector<std::pair<int, int>> handed_outputs_;
+  std::vector<Seam> seams_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -2,13 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
-#include <typeinfo>
 
-#include "crema/layers/batch_norm_layer.hpp"
-#include "crema/layers/dnnl_conv_layer.hpp"
-#include "crema/layers/eltwise_layer.hpp"
-#include "crema/layers/scale_layer.hpp"
-#include "crema/layers/split_layer.hpp"
+#include "crema/net_rewrites/net_rewrite.hpp"
 #include "crema/util/hdf5.hpp"
 #include "crema/util/insert_splits.hpp"
 #include "crema/util/io.hpp"
@@ -58,8 +53,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
-  FoldIntoScales();
-  ShareEltwiseGradients();
+  Rewrite();
   LOG_IF(INFO, log_) << "Network initialization done.";
 }
 
@@ -553,125 +547,15 @@ void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const 
                     << " asked for; the net has layers 0.." << count - 1);
 }
 
-// A BatchNorm (the reference layer, engine DEFAULT, on stored statistics) in
-// place on the blob that the next layer, a per-channel Scale, also works on
-// in place: the Scale can apply both (ScaleLayer::FoldBatchNorm).
 template <typename Dtype>
-bool Net<Dtype>::BatchNormFoldsInto(int batch_norm_id, int scale_id) const {
-  const Layer<Dtype>& layer = *layers_[batch_norm_id];
-  if (typeid(layer) != typeid(BatchNormLayer<Dtype>)) return false;
-  const auto& batch_norm = static_cast<const BatchNormLayer<Dtype>&>(layer);
-  const auto* scale = dynamic_cast<const ScaleLayer<Dtype>*>(layers_[scale_id].get());
-  if (!scale || !batch_norm.CanFold() ||
-      batch_norm.layer_param().batch_norm_param().engine() != BatchNormParameter::DEFAULT) {
-    return false;
-  }
-  Blob<Dtype>* blob = top_vecs_[batch_norm_id][0];
-  return bottom_vecs_[batch_norm_id][0] == blob && bottom_vecs_[scale_id].size() == 1 &&
-         bottom_vecs_[scale_id][0] == blob && top_vecs_[scale_id][0] == blob &&
-         scale->ScalesChannelsOf(*blob);
-}
-
-template <typename Dtype>
-void Net<Dtype>::FoldIntoScales() {
-  for (int i = 1; i < static_cast<int>(layers_.size()); ++i) {
-    if (!BatchNormFoldsInto(i - 1, i)) continue;
-    static_cast<ScaleLayer<Dtype>*>(layers_[i].get())
-        ->FoldBatchNorm(static_cast<BatchNormLayer<Dtype>*>(layers_[i - 1].get()));
-    folded_batch_norms_.push_back(i - 1);
-  }
-  LOG_IF(INFO, log_ && !folded_batch_norms_.empty())
-      << "Folded " << folded_batch_norms_.size()
-      << " BatchNorm layers into the Scale layers that follow them";
-  HandConvolutionOutputsToScales();
-}
-
-namespace {
-
-// The oneDNN convolution `layer` is, or null (float nets only: oneDNN layers
-// are float).
-template <typename Dtype>
-DnnlConvolutionLayer<Dtype>* AsDnnlConvolution(Layer<Dtype>* layer) {
-  return nullptr;
-}
-
-#ifdef CREMA_DNNL
-template <>
-DnnlConvolutionLayer<float>* AsDnnlConvolution(Layer<float>* layer) {
-  return typeid(*layer) == typeid(DnnlConvolutionLayer<float>)
-             ? static_cast<DnnlConvolutionLayer<float>*>(layer)
-             : nullptr;
-}
-
-template <typename Dtype>
-void FinishHandedOutput(Layer<Dtype>* convolution, Blob<Dtype>* top) {}
-
-template <>
-void FinishHandedOutput(Layer<float>* convolution, Blob<float>* top) {
-  static_cast<DnnlConvolutionLayer<float>*>(convolution)->FinishHandedOutput(top);
-}
-#else
-template <typename Dtype>
-void FinishHandedOutput(Layer<Dtype>* convolution, Blob<Dtype>* top) {}
-#endif
-
-}  // namespace
-
-// A Scale in place on a one-bottom oneDNN convolution's top, right after it
-// or after a BatchNorm folded into it.
-template <typename Dtype>
-void Net<Dtype>::HandConvolutionOutputsToScales() {
-  for (int i = 1; i < static_cast<int>(layers_.size()); ++i) {
-    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(layers_[i].get());
-    if (!scale) continue;
-    const bool after_batch_norm = std::find(folded_batch_norms_.begin(), folded_batch_norms_.end(),
-                                            i - 1) != folded_batch_norms_.end();
-    const int producer = after_batch_norm ? i - 2 : i - 1;
-    DnnlConvolutionLayer<Dtype>* convolution =
-        producer >= 0 ? AsDnnlConvolution(layers_[producer].get()) : nullptr;
-    if (!convolution || bottom_vecs_[producer].size() != 1 || top_vecs_[producer].size() != 1) {
-      continue;
-    }
-    Blob<Dtype>* blob = top_vecs_[producer][0];
-    if (bottom_vecs_[i].size() != 1 || bottom_vecs_[i][0] != blob || top_vecs_[i][0] != blob ||
-        !scale->ScalesChannelsOf(*blob)) {
-      continue;
-    }
-    scale->TakeBottomFrom(convolution->HandOverOutput());
-    handed_outputs_.emplace_back(producer, i);
-  }
-  LOG_IF(INFO, log_ && !handed_outputs_.empty())
-      << handed_outputs_.size()
-      << " Scale layers move their convolution's output out of oneDNN's blocked layout";
-}
-
-template <typename Dtype>
-void Net<Dtype>::ShareEltwiseGradients() {
-  int shared = 0;
-  for (int i = 0; i < static_cast<int>(layers_.size()); ++i) {
-    auto* eltwise = dynamic_cast<EltwiseLayer<Dtype>*>(layers_[i].get());
-    if (!eltwise) continue;
-    for (int k = 0; k < static_cast<int>(bottom_vecs_[i].size()); ++k) {
-      if (!bottom_need_backward_[i][k] || !eltwise->CanShareGradientWith(k) ||
-          bottom_vecs_[i][k] == top_vecs_[i][0]) {
-        continue;
-      }
-      // The layer that made the bottom: a Split (whose tops have one reader each).
-      const int blob_id = bottom_id_vecs_[i][k];
-      int maker = i - 1;
-      while (maker >= 0 && std::find(top_id_vecs_[maker].begin(), top_id_vecs_[maker].end(),
-                                     blob_id) == top_id_vecs_[maker].end()) {
-        --maker;
-      }
-      if (maker < 0 || typeid(*layers_[maker]) != typeid(SplitLayer<Dtype>)) continue;
-      eltwise->ShareGradientWith(k);
-      layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
-      ++shared;
-      break;
-    }
-  }
-  LOG_IF(INFO, log_ && shared > 0)
-      << shared << " Eltwise layers give their top gradient to a Split without a copy";
+void Net<Dtype>::Rewrite() {
+  NetGraph<Dtype> graph{layers_,      bottom_vecs_,          top_vecs_, bottom_id_vecs_,
+                        top_id_vecs_, bottom_need_backward_, log_};
+  seams_ = RewriteNet(graph);
+  // Work left pending finishes in layer order (a convolution's move into
+  // the blob before the BatchNorm after it normalises the blob).
+  std::stable_sort(seams_.begin(), seams_.end(),
+                   [](const Seam& a, const Seam& b) { return a.first < b.first; });
 }
 
 template <typename Dtype>
@@ -692,18 +576,8 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
       }
     }
   }
-  // A pass that stops after a convolution whose output its Scale takes, and
-  // before the Scale, leaves the output in the blob.
-  for (const std::pair<int, int>& handed : handed_outputs_) {
-    if (handed.first <= end && end < handed.second) {
-      FinishHandedOutput(layers_[handed.first].get(), top_vecs_[handed.first][0]);
-    }
-  }
-  // A pass that stops at a folded BatchNorm leaves its output as it would be.
-  if (std::find(folded_batch_norms_.begin(), folded_batch_norms_.end(), end) !=
-      folded_batch_norms_.end()) {
-    static_cast<BatchNormLayer<Dtype>*>(layers_[end].get())
-        ->ApplyPendingNormalization(top_vecs_[end][0]);
+  for (const Seam& seam : seams_) {
+    if (seam.finish_forward && seam.first <= end && end < seam.last) seam.finish_forward(end);
   }
   return loss;
 }
@@ -719,11 +593,8 @@ const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
 template <typename Dtype>
 void Net<Dtype>::BackwardFromTo(int start, int end) {
   RequireLayerRange("backward", end, start);
-  // A folded Scale writes its BatchNorm's bottom gradient when the pass
-  // goes on to the BatchNorm, its own when it stops at the Scale.
-  for (int batch_norm_id : folded_batch_norms_) {
-    static_cast<ScaleLayer<Dtype>*>(layers_[batch_norm_id + 1].get())
-        ->set_fold_backward(batch_norm_id >= end);
+  for (const Seam& seam : seams_) {
+    if (seam.prepare_backward) seam.prepare_backward(end);
   }
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;

@@ -8,7 +8,6 @@
 #ifndef CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 #define CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 
-#include <utility>
 #include <vector>
 
 #include "crema/layer.hpp"
@@ -27,24 +26,9 @@ class BatchNormLayer : public Layer<Dtype> {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
-  // Folding into the Scale layer that follows in place (the net decides:
-  // Net::FoldIntoScales; ScaleLayer::FoldBatchNorm). Only a layer on stored
-  // statistics folds: its normalisation is then a per-channel affine map.
-  bool CanFold() const { return use_global_stats_; }
-  void set_folded(bool folded) { folded_ = folded; }
-  // A folded layer's CPU forward pass computes the statistics only and
-  // leaves its normalisation pending. True (once) when it is pending: the
-  // caller, the Scale, applies it together with its own, from mean() and
-  // std().
-  bool TakePendingNormalization() { return std::exchange(normalization_pending_, false); }
-  const Dtype* mean() const { return mean_.cpu_data(); }
-  const Dtype* std() const { return std_.cpu_data(); }
-  // Applies a pending normalisation to the (in-place) top: a forward pass
-  // that stopped at this layer.
-  void ApplyPendingNormalization(Blob<Dtype>* top);
-  // The Scale wrote this layer's bottom gradient: its next CPU backward
-  // pass has nothing left to do.
-  void MarkGradientFolded() { gradient_folded_ = true; }
+  // Whether the layer normalises with its stored statistics (a per-channel
+  // affine map then).
+  bool uses_global_stats() const { return use_global_stats_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -59,6 +43,9 @@ class BatchNormLayer : public Layer<Dtype> {
  protected:
   // Pins the three statistics blobs at lr_mult 0 and out of backward.
   void FreezeStatistics();
+  // The statistics the CPU forward pass normalises with, into mean_ and
+  // std_ (from the batch, taken into the running ones, or the stored ones).
+  void ComputeStatistics_cpu(const Dtype* bottom_data, int count);
   // The scale that turns the running sums into averages.
   Dtype RunningAverageScale() const;
   // Takes one batch's statistics (over `count` values) into the running ones.
@@ -79,9 +66,6 @@ class BatchNormLayer : public Layer<Dtype> {
   void Normalize_cpu(const Dtype* bottom_data, Dtype* top_data, Dtype* x_norm);
 
   bool use_global_stats_ = false;
-  bool folded_ = false;
-  bool normalization_pending_ = false;
-  bool gradient_folded_ = false;
   Dtype moving_average_fraction_ = 0;
   Dtype eps_ = 0;
   int channels_ = 0;

@@ -10,9 +10,7 @@
 #include <vector>
 
 #include "crema/layer.hpp"
-#include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/bias_layer.hpp"
-#include "crema/util/blocked_output.hpp"
 
 namespace crema {
 
@@ -29,26 +27,8 @@ class ScaleLayer : public Layer<Dtype> {
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
 
-  // Whether the scale is a learned one per channel (axis 1) of `bottom`: what
-  // a BatchNorm's normalisation folds into.
+  // Whether the scale is a learned one per channel (axis 1) of `bottom`.
   bool ScalesChannelsOf(const Blob<Dtype>& bottom) const;
-  // Folds the BatchNorm on stored statistics that runs in place on this
-  // layer's (in-place) bottom just before it: on the CPU the pair then makes
-  // one pass over the data each way instead of two, y = (x - mean) * (scale /
-  // std) + bias, and dx = dy * scale / std. Results differ from the unfolded
-  // pair's by float rounding only. Set by the net (Net::FoldIntoScales).
-  void FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm);
-  bool folds_batch_norm() const { return folded_batch_norm_ != nullptr; }
-  // Whether a folded backward pass writes the BatchNorm's bottom gradient
-  // (its own and the BatchNorm's in one pass: the default) or this layer's
-  // (a backward pass that ends here; set by the net).
-  void set_fold_backward(bool fold) { fold_backward_ = fold; }
-  // Takes the in-place bottom, when the producer hands it over, in oneDNN's
-  // blocked layout: a float CPU forward pass then moves it into the blob
-  // (the kept copy) and writes the top in one pass, as ChannelBlocksToPlain
-  // and the plane loop would, bit for bit. Set by the net.
-  void TakeBottomFrom(BlockedOutput* producer) { blocked_bottom_ = producer; }
-  bool takes_blocked_bottom() const { return blocked_bottom_ != nullptr; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -60,20 +40,51 @@ class ScaleLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
+  // For a twin that normalises first (a BatchNorm's (x - mean) / std folded
+  // in, src/crema/net_rewrites/): the forward pass y = (x - mean) * scale /
+  // std + bias, mean and std per-channel arrays or both null (y = x * scale
+  // + bias), bias per channel or null, in one pass over the planes; with
+  // `copy`, the bottom is also copied there.
+  void AffinePlanes_cpu(const Dtype* bottom_data, Dtype* top_data, Dtype* copy, const Dtype* mean,
+                        const Dtype* std, const Dtype* scale, const Dtype* bias);
+  // The backward pass of that map from the forward input (bottom_copy() in
+  // place): the scale's and the bias's gradients, and the bottom's, dx = dy
+  // * scale / std where bottom_through_std (the map's input's), else dy *
+  // scale (this layer's own input's, when mean and std are a BatchNorm's).
+  void AffineBackward_cpu(const std::vector<Blob<Dtype>*>& top,
+                          const std::vector<bool>& propagate_down,
+                          const std::vector<Blob<Dtype>*>& bottom, const Dtype* mean,
+                          const Dtype* std, bool bottom_through_std);
+  Blob<Dtype>* ScaleBlob(const std::vector<Blob<Dtype>*>& bottom) const {
+    return bottom.size() > 1 ? bottom[1] : this->blobs_[0].get();
+  }
+  // The learned bias, or null.
+  Blob<Dtype>* BiasBlob() const {
+    return bias_layer_ ? this->blobs_[bias_param_id_].get() : nullptr;
+  }
+  // In place, the forward pass's input as it was (the backward pass reads it).
+  Blob<Dtype>* bottom_copy() { return &bottom_copy_; }
+  int outer_dim() const { return outer_dim_; }
+  int scale_dim() const { return scale_dim_; }
+  int inner_dim() const { return inner_dim_; }
+
  private:
   void CreateLearnedScale(const std::vector<Blob<Dtype>*>& bottom);
   void SetUpBias(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top);
   // Checks that the scale fits bottom[0] and sets the dims below.
   void ComputeDims(const std::vector<Blob<Dtype>*>& bottom);
-  Blob<Dtype>* ScaleBlob(const std::vector<Blob<Dtype>*>& bottom) const {
-    return bottom.size() > 1 ? bottom[1] : this->blobs_[0].get();
-  }
   // The scale's gradient is wanted: as a learned blob (accumulated) or as
   // bottom[1] (overwritten).
   bool ScaleGradientWanted(const std::vector<bool>& propagate_down, int num_bottoms) const;
-  // The forward pass from a handed-over blocked bottom, if there is one.
-  bool ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale, const Dtype* bias,
-                         Dtype* bottom_data, Dtype* top_data);
+  // One sweep over the planes: dx = dy * factors[channel] where bottom_diff
+  // is given, and, where sums_wanted, each plane's sum of dy (partial_sums_
+  // row 0) and of dy * (x - mean) (row 1; mean null: 0).
+  void BackwardPlanes_cpu(const Dtype* top_diff, const Dtype* bottom_data, const Dtype* mean,
+                          bool sums_wanted, Dtype* bottom_diff);
+  // Adds the plane sums to the scale's gradient (each divided by std where
+  // given) and to the bias's, as asked.
+  void AccumulateParamDiffs_cpu(const std::vector<Blob<Dtype>*>& bottom, const Dtype* std,
+                                bool scale_wanted, bool bias_wanted);
 
   // bottom[0] viewed as [outer_dim_, scale_dim_, inner_dim_].
   int outer_dim_ = 0;
@@ -94,16 +105,8 @@ class ScaleLayer : public Layer<Dtype> {
   // rows: the bias's and the scale's), and the GPU's ones to reduce with.
   Blob<Dtype> partial_sums_;
   Blob<Dtype> ones_;
-  // The folded BatchNorm, whether the last CPU forward pass applied its
-  // normalisation (then bottom_copy_ holds the BatchNorm's input), and
-  // whether backward passes write its gradient.
-  BatchNormLayer<Dtype>* folded_batch_norm_ = nullptr;
-  bool forward_folded_ = false;
-  bool fold_backward_ = true;
-  BlockedOutput* blocked_bottom_ = nullptr;
-  // Per channel: the factor the plane loop multiplies by, and zeros for the
-  // bias a folded BatchNorm without one adds.
-  std::vector<Dtype> channel_factors_, zeros_;
+  // Per channel: what the backward pass multiplies dy by.
+  std::vector<Dtype> plane_factors_;
 };
 
 }  // namespace crema

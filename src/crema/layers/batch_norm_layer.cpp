@@ -148,9 +148,7 @@ void BatchNormLayer<Dtype>::UpdateRunningStatistics(const Dtype* mean, const Dty
 // One pass over the data for the normalisation (two more for batch
 // statistics), planes split over the pool: the layer is memory-bound.
 template <typename Dtype>
-void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
-                                        const std::vector<Blob<Dtype>*>& top) {
-  const Dtype* bottom_data = bottom[0]->cpu_data();
+void BatchNormLayer<Dtype>::ComputeStatistics_cpu(const Dtype* bottom_data, int count) {
   Dtype* mean = mean_.mutable_cpu_data();
   Dtype* variance = variance_.mutable_cpu_data();
   if (use_global_stats_) {
@@ -160,14 +158,17 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   } else {
     ChannelMeans_cpu(bottom_data, mean);
     ChannelVariances_cpu(bottom_data, mean, variance);
-    UpdateRunningStatistics(mean, variance, bottom[0]->count());
+    UpdateRunningStatistics(mean, variance, count);
   }
   Dtype* std = std_.mutable_cpu_data();
   for (int c = 0; c < channels_; ++c) std[c] = std::sqrt(variance[c] + eps_);
-  if (folded_) {
-    normalization_pending_ = true;
-    return;
-  }
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                        const std::vector<Blob<Dtype>*>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  ComputeStatistics_cpu(bottom_data, bottom[0]->count());
   // With global statistics Backward needs no normalised copy.
   Normalize_cpu(bottom_data, top[0]->mutable_cpu_data(),
                 use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data());
@@ -190,12 +191,6 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Dtype* bottom_data, Dtype* top_d
   });
 }
 
-template <typename Dtype>
-void BatchNormLayer<Dtype>::ApplyPendingNormalization(Blob<Dtype>* top) {
-  if (!TakePendingNormalization()) return;
-  Normalize_cpu(top->cpu_data(), top->mutable_cpu_data(), nullptr);
-}
-
 // With batch statistics, mean and variance depend on every input too:
 //   dx = (dy - mean(dy) - y * mean(dy * y)) / std, means per channel.
 // With global statistics they are constants: dx = dy / std.
@@ -203,10 +198,6 @@ template <typename Dtype>
 void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                          const std::vector<bool>& propagate_down,
                                          const std::vector<Blob<Dtype>*>& bottom) {
-  if (gradient_folded_) {
-    gradient_folded_ = false;
-    return;
-  }
   if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
   const Dtype* std = std_.cpu_data();

@@ -1,11 +1,9 @@
 #include "crema/layers/scale_layer.hpp"
 
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "crema/filler.hpp"
-#include "crema/util/channel_blocks.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -110,31 +108,21 @@ bool ScaleLayer<Dtype>::ScalesChannelsOf(const Blob<Dtype>& bottom) const {
 }
 
 template <typename Dtype>
-void ScaleLayer<Dtype>::FoldBatchNorm(BatchNormLayer<Dtype>* batch_norm) {
-  if (folded_batch_norm_) folded_batch_norm_->set_folded(false);
-  folded_batch_norm_ = batch_norm;
-  if (batch_norm) batch_norm->set_folded(true);
+void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                    const std::vector<Blob<Dtype>*>& top) {
+  const Blob<Dtype>* bias = BiasBlob();
+  AffinePlanes_cpu(bottom[0]->cpu_data(), top[0]->mutable_cpu_data(),
+                   bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr, nullptr,
+                   nullptr, ScaleBlob(bottom)->cpu_data(), bias ? bias->cpu_data() : nullptr);
 }
 
 // One pass, planes split over the pool: the copy kept for an in-place
 // backward, the scale and the bias (the bias layer's own body adds the same
-// value after the product; here it is added in the same pass), and a folded
-// BatchNorm's normalisation before them.
+// value after the product; here it is added in the same pass).
 template <typename Dtype>
-void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
-                                    const std::vector<Blob<Dtype>*>& top) {
-  forward_folded_ = folded_batch_norm_ && folded_batch_norm_->TakePendingNormalization();
-  const Dtype* mean = forward_folded_ ? folded_batch_norm_->mean() : nullptr;
-  const Dtype* std = forward_folded_ ? folded_batch_norm_->std() : nullptr;
-  const Dtype* scale = ScaleBlob(bottom)->cpu_data();
-  const Dtype* bias = bias_layer_ ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
-  Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
-  Dtype* top_data = top[0]->mutable_cpu_data();
-  if (ForwardFromBlocks(mean, std, scale, bias, copy ? copy : bottom[0]->mutable_cpu_data(),
-                        top_data)) {
-    return;
-  }
-  const Dtype* bottom_data = bottom[0]->cpu_data();
+void ScaleLayer<Dtype>::AffinePlanes_cpu(const Dtype* bottom_data, Dtype* top_data, Dtype* copy,
+                                         const Dtype* mean, const Dtype* std, const Dtype* scale,
+                                         const Dtype* bias) {
   ParallelForPlanes(outer_dim_ * scale_dim_, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int d = plane % scale_dim_;
@@ -155,27 +143,6 @@ void ScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
       }
     }
   });
-}
-
-template <typename Dtype>
-bool ScaleLayer<Dtype>::ForwardFromBlocks(const Dtype* mean, const Dtype* std, const Dtype* scale,
-                                          const Dtype* bias, Dtype* bottom_data, Dtype* top_data) {
-  const float* blocks = blocked_bottom_ ? blocked_bottom_->Take() : nullptr;
-  if (!blocks) return false;
-#ifdef CREMA_DNNL
-  if constexpr (std::is_same<Dtype, float>::value) {
-    channel_factors_.resize(scale_dim_);
-    for (int d = 0; d < scale_dim_; ++d) channel_factors_[d] = mean ? scale[d] / std[d] : scale[d];
-    zeros_.assign(mean && !bias ? scale_dim_ : 0, Dtype(0));
-    ChannelBlocksToPlainAndAffine(blocks, bottom_data, top_data, outer_dim_, scale_dim_, inner_dim_,
-                                  mean, channel_factors_.data(),
-                                  bias ? bias : (mean ? zeros_.data() : nullptr));
-    return true;
-  }
-#endif
-  LOG(FATAL) << "layer '" << this->layer_param_.name()
-             << "': a blocked bottom was handed over to a layer that cannot read it";
-  return false;
 }
 
 namespace {
@@ -219,44 +186,58 @@ bool ScaleLayer<Dtype>::ScaleGradientWanted(const std::vector<bool>& propagate_d
   return num_bottoms > 1 ? propagate_down[1] : this->param_propagate_down(0);
 }
 
-// One pass over the planes (split over the pool) for the three gradients:
-// each plane's sums of dy (the bias's) and of dy * x (the scale's), and
-// dx = dy * scale; the plane sums are then added up image by image.
 template <typename Dtype>
 void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<Blob<Dtype>*>& bottom) {
+  AffineBackward_cpu(top, propagate_down, bottom, nullptr, nullptr, false);
+}
+
+// One pass over the planes (split over the pool) for the three gradients:
+// each plane's sums of dy (the bias's) and of dy * x (the scale's), and
+// dx = dy * scale; the plane sums are then added up image by image.
+template <typename Dtype>
+void ScaleLayer<Dtype>::AffineBackward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                           const std::vector<bool>& propagate_down,
+                                           const std::vector<Blob<Dtype>*>& bottom,
+                                           const Dtype* mean, const Dtype* std,
+                                           bool bottom_through_std) {
   const int num_bottoms = static_cast<int>(bottom.size());
   const bool bias_wanted = bias_layer_ && this->param_propagate_down(bias_param_id_);
   const bool scale_wanted = ScaleGradientWanted(propagate_down, num_bottoms);
   if (!bias_wanted && !scale_wanted && !propagate_down[0]) return;
-  Blob<Dtype>* scale = ScaleBlob(bottom);
-  const Dtype* scale_data = scale->cpu_data();
-  const Dtype* top_diff = top[0]->cpu_diff();
+  const Dtype* scale = ScaleBlob(bottom)->cpu_data();
+  plane_factors_.resize(scale_dim_);
+  for (int d = 0; d < scale_dim_; ++d) {
+    plane_factors_[d] = bottom_through_std ? scale[d] / std[d] : scale[d];
+  }
   const Dtype* bottom_data = bottom[0] == top[0] ? bottom_copy_.cpu_data() : bottom[0]->cpu_data();
+  // In place, bottom_diff is top_diff: each element is read before written.
+  BackwardPlanes_cpu(top[0]->cpu_diff(), bottom_data, mean, bias_wanted || scale_wanted,
+                     propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr);
+  AccumulateParamDiffs_cpu(bottom, mean ? std : nullptr, scale_wanted, bias_wanted);
+}
+
+template <typename Dtype>
+void ScaleLayer<Dtype>::BackwardPlanes_cpu(const Dtype* top_diff, const Dtype* bottom_data,
+                                           const Dtype* mean, bool sums_wanted,
+                                           Dtype* bottom_diff) {
   const int planes = outer_dim_ * scale_dim_;
   Dtype* dy_sums = partial_sums_.mutable_cpu_data();
   Dtype* dy_x_sums = dy_sums + planes;
-  // After a folded forward pass the copy is the BatchNorm's input x, and
-  // this layer's is (x - mean) / std.
-  const Dtype* mean = forward_folded_ ? folded_batch_norm_->mean() : nullptr;
-  const Dtype* std = forward_folded_ ? folded_batch_norm_->std() : nullptr;
-  const bool through_batch_norm = mean && fold_backward_;
-  // In place, bottom_diff is top_diff: each element is read before written.
-  Dtype* bottom_diff = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;
   ParallelForPlanes(planes, inner_dim_, [&](int begin, int end) {
     for (int plane = begin; plane < end; ++plane) {
       const int d = plane % scale_dim_;
       const size_t offset = static_cast<size_t>(plane) * inner_dim_;
       const Dtype* dy = top_diff + offset;
-      const Dtype s = through_batch_norm ? scale_data[d] / std[d] : scale_data[d];
+      const Dtype s = plane_factors_[d];
       const Dtype m = mean ? mean[d] : Dtype(0);
-      if ((bias_wanted || scale_wanted) && bottom_diff) {  // the usual case, in one sweep
+      if (sums_wanted && bottom_diff) {  // the usual case, in one sweep
         PlaneBackward(inner_dim_, dy, bottom_data + offset, m, s, bottom_diff + offset,
                       &dy_sums[plane], &dy_x_sums[plane]);
         continue;
       }
-      if (bias_wanted || scale_wanted) {
+      if (sums_wanted) {
         plane_sum_and_dot(inner_dim_, dy, bottom_data + offset, &dy_sums[plane], &dy_x_sums[plane],
                           m);
       }
@@ -266,16 +247,24 @@ void ScaleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
       }
     }
   });
-  if (through_batch_norm && bottom_diff) folded_batch_norm_->MarkGradientFolded();
-  // A learned blob accumulates its gradient (the solver zeroes it); a scale
-  // from bottom[1] is overwritten.
+}
+
+// A learned blob accumulates its gradient (the solver zeroes it); a scale
+// from bottom[1] is overwritten.
+template <typename Dtype>
+void ScaleLayer<Dtype>::AccumulateParamDiffs_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                                 const Dtype* std, bool scale_wanted,
+                                                 bool bias_wanted) {
+  const int planes = outer_dim_ * scale_dim_;
+  const Dtype* dy_sums = partial_sums_.cpu_data();
+  const Dtype* dy_x_sums = dy_sums + planes;
   if (scale_wanted) {
-    Dtype* scale_diff = scale->mutable_cpu_diff();
-    if (num_bottoms > 1) cpu_set(scale_dim_, Dtype(0), scale_diff);
+    Dtype* scale_diff = ScaleBlob(bottom)->mutable_cpu_diff();
+    if (bottom.size() > 1) cpu_set(scale_dim_, Dtype(0), scale_diff);
     for (int n = 0; n < outer_dim_; ++n) {
       for (int d = 0; d < scale_dim_; ++d) {
         const Dtype dot = dy_x_sums[n * scale_dim_ + d];
-        scale_diff[d] += mean ? dot / std[d] : dot;
+        scale_diff[d] += std ? dot / std[d] : dot;
       }
     }
   }

@@ -2,7 +2,8 @@
 // float) for the next layer to move into the blob as it reads it: a oneDNN
 // convolution followed in place by a per-channel Scale hands its output over
 // instead of moving it to Caffe's layout itself, and the Scale writes the
-// blob (its kept copy) and its own top in that one pass (Net::FoldIntoScales).
+// blob (its kept copy) and its own top in that one pass (the net rewrite
+// src/crema/net_rewrites/hand_blocked_output.cpp).
 // A pass that stops between the two has the producer finish the move.
 #ifndef CREMA_UTIL_BLOCKED_OUTPUT_HPP_
 #define CREMA_UTIL_BLOCKED_OUTPUT_HPP_

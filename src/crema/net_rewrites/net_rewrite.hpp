@@ -1,0 +1,71 @@
+// Graph rewrites: after a net is built, each rewrite in RewriteNet's list
+// looks at its layers and wiring and may replace layers by twins that share
+// work across a pair (a fused twin derives from the layer it replaces and
+// keeps its blobs, parameter and type). Net knows none of them: it runs the
+// list once and keeps the seams they return.
+//
+// A seam marks layers first..last that a rewrite joined. Every pass that the
+// net runs calls it: a forward pass that ends at a layer in [first, last)
+// calls finish_forward (the joined work left pending is done, so the blobs
+// hold what the plain layers would have written), and every backward pass
+// calls prepare_backward with the layer it runs down to.
+#ifndef CREMA_NET_REWRITES_NET_REWRITE_HPP_
+#define CREMA_NET_REWRITES_NET_REWRITE_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/layer.hpp"
+#include "crema/net.hpp"
+
+namespace crema {
+
+// The built net as rewrites see it.
+template <typename Dtype>
+struct NetGraph {
+  std::vector<std::shared_ptr<Layer<Dtype>>>& layers;
+  const std::vector<std::vector<Blob<Dtype>*>>& bottoms;
+  const std::vector<std::vector<Blob<Dtype>*>>& tops;
+  const std::vector<std::vector<int>>& bottom_ids;
+  const std::vector<std::vector<int>>& top_ids;
+  const std::vector<std::vector<bool>>& bottom_need_backward;
+  bool log;
+
+  // Replaces layer i by `twin`, made from the same parameter: the twin takes
+  // over its blobs and which of them learn, and is set up on its bottoms and
+  // tops. Returns the twin.
+  template <typename Twin>
+  Twin* Replace(int i) {
+    auto twin = std::make_shared<Twin>(layers[i]->layer_param());
+    const Layer<Dtype>& original = *layers[i];
+    twin->blobs() = layers[i]->blobs();
+    twin->SetUp(bottoms[i], tops[i]);
+    for (size_t p = 0; p < twin->blobs().size(); ++p) {
+      twin->set_param_propagate_down(static_cast<int>(p),
+                                     original.param_propagate_down(static_cast<int>(p)));
+    }
+    layers[i] = twin;
+    return twin.get();
+  }
+  // The layer that writes blob `blob_id` for layer i's bottoms: the last one
+  // before i with it as a top, or -1.
+  int Producer(int i, int blob_id) const;
+};
+
+// Runs every rewrite, in order, and returns their seams.
+template <typename Dtype>
+std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph);
+
+// The rewrites (one file each).
+template <typename Dtype>
+void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
+                              std::vector<typename Net<Dtype>::Seam>* seams);
+template <typename Dtype>
+void HandBlockedOutputsToScales(NetGraph<Dtype>& graph,
+                                std::vector<typename Net<Dtype>::Seam>* seams);
+template <typename Dtype>
+void ShareEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
+
+}  // namespace crema
+
+#endif  // CREMA_NET_REWRITES_NET_REWRITE_HPP_
