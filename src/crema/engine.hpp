@@ -6,7 +6,8 @@
 // CUDA) body, so a prototxt stays portable, and says so in the log.
 //
 // Engine DEFAULT picks, per layer type, the body measured faster on CPUs
-// (scripts/bench/engines.sh): oneDNN for LRN and Softmax; for Convolution,
+// (scripts/bench/engines.sh): oneDNN for Softmax, and for LRN across
+// channels in a TEST-phase net's forward pass; for Convolution,
 // Pooling and ReLU the oneDNN layer deciding per shape (DnnlConvolutionLayer:
 // where oneDNN's blocked layouts pay, but not for pointwise kernels;
 // DnnlPoolingLayer: all but 2x2 max windows at stride 2; DnnlReLULayer: large
