@@ -12,7 +12,7 @@
 #include "crema/filler.hpp"
 #include "crema/net.hpp"
 #include "crema/net_rewrites/fused_scale_layer.hpp"
-#include "crema/util/channel_blocks.hpp"
+#include "crema/dnnl/channel_blocks.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 

@@ -3,24 +3,26 @@
 namespace crema {
 
 template <typename Dtype>
-std::map<std::string, typename CudnnLayers<Dtype>::Creator>& CudnnLayers<Dtype>::Registry() {
-  static std::map<std::string, Creator> registry;  // built at load time, read-only after
+std::map<std::pair<TwinLibrary, std::string>, typename TwinLayers<Dtype>::Creator>&
+TwinLayers<Dtype>::Registry() {
+  static std::map<std::pair<TwinLibrary, std::string>, Creator> registry;  // read-only after load
   return registry;
 }
 
 template <typename Dtype>
-void CudnnLayers<Dtype>::Add(const std::string& type, Creator creator) {
-  CHECK(Registry().emplace(type, std::move(creator)).second)
-      << "cuDNN layer type " << type << " registered twice";
+void TwinLayers<Dtype>::Add(TwinLibrary library, const std::string& type, Creator creator) {
+  CHECK(Registry().emplace(std::make_pair(library, type), std::move(creator)).second)
+      << "twin of layer type " << type << " registered twice";
 }
 
 template <typename Dtype>
-typename CudnnLayers<Dtype>::Creator CudnnLayers<Dtype>::Find(const std::string& type) {
-  const auto found = Registry().find(type);
+typename TwinLayers<Dtype>::Creator TwinLayers<Dtype>::Find(TwinLibrary library,
+                                                            const std::string& type) {
+  const auto found = Registry().find(std::make_pair(library, type));
   return found == Registry().end() ? Creator() : found->second;
 }
 
-template class CudnnLayers<float>;
-template class CudnnLayers<double>;
+template class TwinLayers<float>;
+template class TwinLayers<double>;
 
 }  // namespace crema

@@ -24,10 +24,10 @@ const char* const kCudnnTypes[] = {"Convolution", "Pooling", "ReLU", "Sigmoid",
 
 TEST(CudnnRegistryTest, EveryTypeRegistersItsCudnnLayer) {
   for (const char* type : kCudnnTypes) {
-    EXPECT_TRUE(CudnnLayers<float>::Has(type)) << type;
-    EXPECT_TRUE(CudnnLayers<double>::Has(type)) << type;
+    EXPECT_TRUE(TwinLayers<float>::Has(TwinLibrary::kCudnn, type)) << type;
+    EXPECT_TRUE(TwinLayers<double>::Has(TwinLibrary::kCudnn, type)) << type;
   }
-  EXPECT_FALSE(CudnnLayers<float>::Has("InnerProduct"));
+  EXPECT_FALSE(TwinLayers<float>::Has(TwinLibrary::kCudnn, "InnerProduct"));
 }
 
 class CudnnEngineTest : public GpuTest {};

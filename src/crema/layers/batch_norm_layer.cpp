@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_batch_norm_layer.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -251,6 +250,6 @@ STUB_GPU(BatchNormLayer);
 #endif
 
 INSTANTIATE_CLASS(BatchNormLayer);
-REGISTER_LAYER_WITH_ENGINE(BatchNorm, batch_norm_param, EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINES(BatchNorm, batch_norm_param);
 
 }  // namespace crema

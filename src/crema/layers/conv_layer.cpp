@@ -4,7 +4,6 @@
 #include <type_traits>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_conv_layer.hpp"
 
 namespace crema {
 
@@ -79,6 +78,6 @@ STUB_GPU(ConvolutionLayer);
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-REGISTER_LAYER_WITH_ENGINE(Convolution, convolution_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(Convolution, convolution_param);
 
 }  // namespace crema

@@ -1,7 +1,6 @@
 #include "crema/layers/deconv_layer.hpp"
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_deconv_layer.hpp"
 
 namespace crema {
 
@@ -81,6 +80,6 @@ STUB_GPU(DeconvolutionLayer);
 #endif
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
-REGISTER_LAYER_WITH_ENGINE(Deconvolution, convolution_param, EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINES(Deconvolution, convolution_param);
 
 }  // namespace crema

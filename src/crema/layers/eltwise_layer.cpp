@@ -1,7 +1,6 @@
 #include "crema/layers/eltwise_layer.hpp"
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_eltwise_layer.hpp"
 #include "crema/util/math_functions.hpp"
 
 namespace crema {
@@ -138,6 +137,6 @@ STUB_GPU(EltwiseLayer);
 #endif
 
 INSTANTIATE_CLASS(EltwiseLayer);
-REGISTER_LAYER_WITH_ENGINE(Eltwise, eltwise_param, EngineBody::kReference);
+REGISTER_LAYER_WITH_ENGINES(Eltwise, eltwise_param);
 
 }  // namespace crema

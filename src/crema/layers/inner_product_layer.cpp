@@ -6,7 +6,6 @@
 
 #include "crema/engine.hpp"
 #include "crema/filler.hpp"
-#include "crema/layers/dnnl_inner_product_layer.hpp"
 
 namespace crema {
 
@@ -132,6 +131,6 @@ STUB_GPU(InnerProductLayer);
 #endif
 
 INSTANTIATE_CLASS(InnerProductLayer);
-REGISTER_LAYER_WITH_ENGINE(InnerProduct, inner_product_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(InnerProduct, inner_product_param);
 
 }  // namespace crema

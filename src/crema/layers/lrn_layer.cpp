@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_lrn_layer.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -213,6 +212,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_WITH_ENGINE(LRN, lrn_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(LRN, lrn_param);
 
 }  // namespace crema

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_pooling_layer.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -472,6 +471,6 @@ STUB_GPU(PoolingLayer);
 #endif
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_WITH_ENGINE(Pooling, pooling_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(Pooling, pooling_param);
 
 }  // namespace crema

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_relu_layer.hpp"
 
 namespace crema {
 
@@ -46,6 +45,6 @@ STUB_GPU(ReLULayer);
 #endif
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_WITH_ENGINE(ReLU, relu_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(ReLU, relu_param);
 
 }  // namespace crema

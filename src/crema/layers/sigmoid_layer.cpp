@@ -36,6 +36,6 @@ STUB_GPU(SigmoidLayer);
 #endif
 
 INSTANTIATE_CLASS(SigmoidLayer);
-REGISTER_LAYER_WITH_CUDNN_ENGINE(Sigmoid, sigmoid_param);
+REGISTER_LAYER_WITH_ENGINES(Sigmoid, sigmoid_param);
 
 }  // namespace crema

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "crema/engine.hpp"
-#include "crema/layers/dnnl_softmax_layer.hpp"
 
 namespace crema {
 
@@ -88,6 +87,6 @@ STUB_GPU(SoftmaxLayer);
 #endif
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_WITH_ENGINE(Softmax, softmax_param, EngineBody::kDnnlWhereFaster);
+REGISTER_LAYER_WITH_ENGINES(Softmax, softmax_param);
 
 }  // namespace crema

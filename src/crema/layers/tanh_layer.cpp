@@ -35,6 +35,6 @@ STUB_GPU(TanHLayer);
 #endif
 
 INSTANTIATE_CLASS(TanHLayer);
-REGISTER_LAYER_WITH_CUDNN_ENGINE(TanH, tanh_param);
+REGISTER_LAYER_WITH_ENGINES(TanH, tanh_param);
 
 }  // namespace crema

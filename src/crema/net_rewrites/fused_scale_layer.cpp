@@ -2,7 +2,9 @@
 
 #include <type_traits>
 
-#include "crema/util/channel_blocks.hpp"
+#ifdef CREMA_DNNL
+#include "crema/dnnl/channel_blocks.hpp"
+#endif
 
 namespace crema {
 

@@ -6,7 +6,7 @@
 // the blob.
 #include <typeinfo>
 
-#include "crema/layers/dnnl_conv_layer.hpp"
+#include "crema/dnnl/dnnl_conv_layer.hpp"
 #include "crema/net_rewrites/fused_scale_layer.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
 

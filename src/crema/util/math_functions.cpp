@@ -7,8 +7,12 @@
 #include <cstring>
 #include <vector>
 
-#include "crema/util/dnnl.hpp"
 #include "crema/util/thread_pool.hpp"
+
+// oneDNN's GEMM serves float products in builds with it (src/crema/dnnl/).
+#ifdef CREMA_DNNL
+#include "crema/dnnl/dnnl.hpp"
+#endif
 
 namespace crema {
 

@@ -1,0 +1,47 @@
+#include "crema/dnnl/default_policy.hpp"
+
+#include <set>
+
+namespace crema {
+
+bool DefaultMakesDnnlTwin(const std::string& type) {
+  static const std::set<std::string> twins{"Convolution", "Pooling",      "ReLU",
+                                           "LRN",         "InnerProduct", "Softmax"};
+  return twins.count(type) > 0;
+}
+
+bool MostlyPadding(int input_channels, int output_channels) {
+  const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };
+  // Few input channels stay in the plain layout: only the output's blocks count.
+  if (input_channels < kFewChannels) return padded(output_channels) > 1.5 * output_channels;
+  return padded(input_channels) * padded(output_channels) > 1.5 * input_channels * output_channels;
+}
+
+DefaultConvolutionBody DefaultConvolution(int input_channels, int output_channels, bool pointwise,
+                                          bool bf16) {
+  const bool keeps_float_choice =
+      input_channels < kFewChannels || MostlyPadding(input_channels, output_channels);
+  if (bf16 && !keeps_float_choice) return DefaultConvolutionBody::kDnnl;
+  if (pointwise || MostlyPadding(input_channels, output_channels)) {
+    return DefaultConvolutionBody::kReference;
+  }
+  return input_channels < kFewChannels ? DefaultConvolutionBody::kDnnlButBottomGradient
+                                       : DefaultConvolutionBody::kDnnl;
+}
+
+bool DefaultPoolingRunsDnnl(PoolingParameter::PoolMethod method, const PoolingGeometry& g) {
+  return !(method == PoolingParameter::MAX && g.kernel_h == 2 && g.kernel_w == 2 &&
+           g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0);
+}
+
+bool DefaultReLURunsDnnl(int64_t count) { return count >= kReLUMinDnnlCount; }
+
+bool DefaultLRNRunsDnnl(bool across_channels, Phase phase) {
+  return across_channels && phase == TEST;
+}
+
+bool DefaultInnerProductRunsDnnl(bool bf16, int rows) {
+  return bf16 && rows >= kInnerProductBf16MinRows;
+}
+
+}  // namespace crema

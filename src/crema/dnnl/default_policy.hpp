@@ -1,0 +1,63 @@
+// Engine DEFAULT in CPU mode: which body runs each layer type that has a
+// oneDNN twin, and on which shapes and precisions. Every rule is here, in
+// one table (DefaultMakesDnnlTwin) and the rules of the types that decide
+// per shape below it, each from scripts/bench/engines.sh's measurements
+// (docs/bench-report.md); the twins ask, they do not decide.
+#ifndef CREMA_DNNL_DEFAULT_POLICY_HPP_
+#define CREMA_DNNL_DEFAULT_POLICY_HPP_
+
+#include <cstdint>
+#include <string>
+
+#include "crema/layers/pooling_layer.hpp"
+#include "crema/proto/crema.pb.h"
+
+namespace crema {
+
+// Whether DEFAULT makes the type's oneDNN twin (which then asks the rule of
+// its type below, if it has one, shape by shape) or the reference layer:
+//   Convolution, Pooling, ReLU, LRN, InnerProduct: the twin, per shape;
+//   Softmax: the twin, oneDNN everywhere;
+//   Eltwise, Deconvolution, BatchNorm: the reference layer (Eltwise's
+//     one-pass sum is faster than oneDNN's; the other two are not measured
+//     on a net yet).
+bool DefaultMakesDnnlTwin(const std::string& type);
+
+// Convolution. oneDNN's blocked layouts hold channels in blocks of 16: where
+// they would be mostly padding, or for a pointwise kernel (one GEMM over the
+// input as it lies), the reference body is faster. A first layer (fewer
+// input channels than a block; its input stays plain) runs oneDNN for the
+// forward pass and the weight gradient only: its bottom gradient is slow
+// there. In bf16 oneDNN runs wherever float would not keep its choice.
+enum class DefaultConvolutionBody { kReference, kDnnl, kDnnlButBottomGradient };
+constexpr int kFewChannels = 16;
+DefaultConvolutionBody DefaultConvolution(int input_channels, int output_channels, bool pointwise,
+                                          bool bf16);
+// Whether oneDNN's 16-channel blocks would be mostly padding: more than 1.5x
+// the channels of input and output (of the output alone for a first layer).
+bool MostlyPadding(int input_channels, int output_channels);
+
+// Pooling: oneDNN but for unpadded 2x2 max windows at stride 2, for which
+// the reference body has a faster kernel of its own (LeNet's).
+bool DefaultPoolingRunsDnnl(PoolingParameter::PoolMethod method, const PoolingGeometry& geometry);
+
+// ReLU: oneDNN from this many values on; below, a call costs more than the
+// reference loop.
+constexpr int64_t kReLUMinDnnlCount = int64_t(1) << 17;
+bool DefaultReLURunsDnnl(int64_t count);
+
+// LRN: oneDNN only across channels in a TEST-phase net (forward only): its
+// backward pass on Caffe's layout, and its within-channel forward, are
+// slower than the reference body.
+bool DefaultLRNRunsDnnl(bool across_channels, Phase phase);
+
+// InnerProduct: the reference body in float (oneDNN's weight gradient is
+// slower); oneDNN in bf16 from this many rows on: below, the layer streams
+// its weights more than it computes and bf16's conversions cost more than
+// its products save.
+constexpr int kInnerProductBf16MinRows = 192;
+bool DefaultInnerProductRunsDnnl(bool bf16, int rows);
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_DEFAULT_POLICY_HPP_

@@ -1,0 +1,45 @@
+// BatchNorm on oneDNN primitives: what a BatchNorm layer with engine DNNL (a
+// Crema field) is in CPU mode in CREMA_DNNL builds, for float data. The same
+// blobs as the reference layer (running mean, variance and their factor, with
+// Caffe's unbiased variance) and both modes (batch or global statistics).
+#ifndef CREMA_DNNL_DNNL_BATCH_NORM_LAYER_HPP_
+#define CREMA_DNNL_DNNL_BATCH_NORM_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/layers/batch_norm_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class DnnlBatchNormLayer : public BatchNormLayer<Dtype> {
+ public:
+  // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
+  // serves (the types default_policy.hpp gives this twin at all).
+  explicit DnnlBatchNormLayer(const LayerParameter& param, bool for_default = false);
+  ~DnnlBatchNormLayer() override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  // Whether the current shape runs on oneDNN (else on the reference body).
+  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  struct Primitives;
+  void MakePrimitives(const std::vector<Blob<Dtype>*>& bottom);
+
+  std::unique_ptr<Primitives> primitives_;
+  std::vector<int> primitive_shape_;
+  // In place, the backward pass needs the input the forward pass overwrote.
+  Blob<Dtype> bottom_copy_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_DNNL_BATCH_NORM_LAYER_HPP_

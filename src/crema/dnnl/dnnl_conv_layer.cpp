@@ -1,0 +1,231 @@
+#include "crema/dnnl/dnnl_conv_layer.hpp"
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "crema/dnnl/default_policy.hpp"
+#include "crema/dnnl/dnnl.hpp"
+#include "crema/engine.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+struct DnnlConvolutionLayer<Dtype>::Primitives {
+  dnnl::memory::desc src, weights, bias, dst;  // the blobs' (plain) layouts
+  dnnl::convolution_forward forward;
+  dnnl::convolution_backward_data backward_data;
+  dnnl::convolution_backward_weights backward_weights;
+  DnnlTrainingArguments args;  // in the layouts (and types) each primitive takes
+};
+
+template <typename Dtype>
+DnnlConvolutionLayer<Dtype>::DnnlConvolutionLayer(const LayerParameter& param, bool for_default)
+    : ConvolutionLayer<Dtype>(param), for_default_(for_default) {
+  static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
+}
+
+template <typename Dtype>
+DnnlConvolutionLayer<Dtype>::~DnnlConvolutionLayer() = default;
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                                          const std::vector<Blob<Dtype>*>& top) {
+  ConvolutionLayer<Dtype>::Reshape(bottom, top);
+  if (bottom[0]->shape() == primitive_shape_) return;
+  primitive_shape_ = bottom[0]->shape();
+  blocked_output_.Take();  // blocks of the old shape, in a buffer about to go
+  MakePrimitives(*bottom[0], *top[0]);
+}
+
+template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::Winograd() const {
+  return this->layer_param_.convolution_algorithm() == WINOGRAD && this->num_spatial_axes_ == 2 &&
+         this->kernel_shape_[0] == 3 && this->kernel_shape_[1] == 3 && this->stride_[0] == 1 &&
+         this->stride_[1] == 1 && this->dilation_[0] == 1 && this->dilation_[1] == 1 &&
+         this->group_ == 1 && !bf16_;
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
+                                                 const Blob<Dtype>& top) {
+  primitives_.reset();
+  winograd_ = false;
+  if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom.num_axes() != 4) return;
+  reference_for_bottom_gradient_ = false;
+  const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
+  // Winograd was asked for: oneDNN's, whatever engine DEFAULT would choose.
+  if (Winograd()) {
+    std::string why;
+    if (TryMakePrimitives(bottom, top, true, &why)) {
+      winograd_ = true;
+      return;
+    }
+    LOG_IF(WARNING, !warned_no_winograd_)
+        << "layer '" << this->layer_param_.name()
+        << "': convolution_algorithm WINOGRAD: oneDNN has no Winograd convolution for this "
+           "shape on this CPU ("
+        << why << "); the layer multiplies directly";
+    warned_no_winograd_ = true;
+  }
+  if (for_default_) {
+    const int group = this->group_;
+    const DefaultConvolutionBody body =
+        DefaultConvolution(this->channels_ / group, this->num_output_ / group, this->is_1x1_, bf16);
+    if (body == DefaultConvolutionBody::kReference) return;
+    reference_for_bottom_gradient_ = body == DefaultConvolutionBody::kDnnlButBottomGradient;
+  }
+  std::string why;
+  if (!TryMakePrimitives(bottom, top, false, &why)) {
+    LOG(WARNING) << "layer '" << this->layer_param_.name()
+                 << "': oneDNN has no convolution for this shape (" << why
+                 << "); the reference body runs";
+  }
+}
+
+template <typename Dtype>
+bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
+                                                    const Blob<Dtype>& top, bool winograd,
+                                                    std::string* why) {
+  const auto algorithm =
+      winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+  using dims = dnnl::memory::dims;
+  dims strides, dilates, pad_left, pad_right;
+  for (int axis = 0; axis < 2; ++axis) {
+    const int extent = this->dilation_[axis] * (this->kernel_shape_[axis] - 1) + 1;
+    strides.push_back(this->stride_[axis]);
+    dilates.push_back(this->dilation_[axis] - 1);
+    pad_left.push_back(this->pad_[axis]);
+    pad_right.push_back(RightPadding(this->input_spatial_shape_[axis],
+                                     this->output_spatial_shape_[axis], extent, this->stride_[axis],
+                                     this->pad_[axis]));
+  }
+  std::unique_ptr<Primitives> p(new Primitives());
+  p->src = PlainDesc(bottom.shape());
+  p->dst = PlainDesc(top.shape());
+  const int group = this->group_;
+  const int out = this->num_output_, in = this->channels_;
+  const int kh = this->kernel_shape_[0], kw = this->kernel_shape_[1];
+  p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
+                          : PlainDesc({group, out / group, in / group, kh, kw});
+  if (this->bias_term_) p->bias = PlainDesc({out});
+  // Layouts left to oneDNN; in bf16 the operands (bottom, weights, top
+  // gradient) convert to bfloat16 as they are reordered, while the results
+  // (top, bottom gradient, weight gradient) and the bias stay float.
+  using Type = dnnl::memory::data_type;
+  const auto chosen = [](const dnnl::memory::desc& plain, Type type) {
+    return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
+  };
+  const Type operand = bf16_ ? Type::bf16 : Type::f32;
+  try {
+    DnnlUseThreadBudget();
+    const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
+                             dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
+                             diff_src = chosen(p->src, Type::f32),
+                             diff_weights = chosen(p->weights, Type::f32);
+    dnnl::convolution_forward::primitive_desc forward_pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, weights,
+                                        p->bias, dst, strides, dilates, pad_left, pad_right),
+        DnnlEngine());
+    dnnl::convolution_backward_data::primitive_desc data_pd(
+        dnnl::convolution_backward_data::desc(algorithm, diff_src, weights, diff_dst, strides,
+                                              dilates, pad_left, pad_right),
+        DnnlEngine(), forward_pd);
+    dnnl::convolution_backward_weights::primitive_desc weights_pd(
+        dnnl::convolution_backward_weights::desc(algorithm, src, diff_weights, p->bias, diff_dst,
+                                                 strides, dilates, pad_left, pad_right),
+        DnnlEngine(), forward_pd);
+    p->forward = dnnl::convolution_forward(forward_pd);
+    p->backward_data = dnnl::convolution_backward_data(data_pd);
+    p->backward_weights = dnnl::convolution_backward_weights(weights_pd);
+    p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
+  } catch (const dnnl::error& e) {
+    *why = e.what();
+    return false;
+  }
+  weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
+  if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
+  primitives_ = std::move(p);
+  return true;
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                              const std::vector<Blob<Dtype>*>& top) {
+  if (!primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
+  const Primitives& p = *primitives_;
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    Dtype* top_data = top[i]->mutable_cpu_data();
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, p.args.forward_src.In(bottom[i]->cpu_data())},
+        {DNNL_ARG_WEIGHTS, p.args.forward_weights.In(this->blobs_[0]->cpu_data())},
+        {DNNL_ARG_DST, p.args.forward_dst.Out(top_data)}};
+    if (this->bias_term_) args[DNNL_ARG_BIAS] = Wrap(p.bias, this->blobs_[1]->cpu_data());
+    DnnlRun(p.forward, args);
+    if (hand_over_output_ && bottom.size() == 1 && p.args.forward_dst.MovesChannelBlocksOut()) {
+      blocked_output_.Hand(static_cast<const float*>(p.args.forward_dst.Written()));
+    } else {
+      p.args.forward_dst.Finish(top_data);
+    }
+  }
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::FinishHandedOutput(Blob<Dtype>* top) {
+  if (blocked_output_.Take()) primitives_->args.forward_dst.Finish(top->mutable_cpu_data());
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                               const std::vector<bool>& propagate_down,
+                                               const std::vector<Blob<Dtype>*>& bottom) {
+  const bool bottom_gradient =
+      std::find(propagate_down.begin(), propagate_down.end(), true) != propagate_down.end();
+  if (!primitives_ || (reference_for_bottom_gradient_ && bottom_gradient)) {
+    return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  }
+  const Primitives& p = *primitives_;
+  const bool weight_grad = this->param_propagate_down(0);
+  const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
+  // Reorders cost memory traffic: the forward pass's reordered bottom serves
+  // the weight gradient (one bottom: it is still the one reordered), and one
+  // reordered top gradient serves both primitives where their layouts agree.
+  const bool reuse_src = bottom.size() == 1 && p.args.weights_src.SameLayout(p.args.forward_src);
+  const bool share_diff_dst = p.args.data_diff_dst.SameLayout(p.args.weights_diff_dst);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Dtype* top_diff = top[i]->cpu_diff();
+    dnnl::memory diff_dst;
+    if (weight_grad || bias_grad) {
+      const Dtype* bottom_data = bottom[i]->cpu_data();
+      Dtype* weight_diff = weight_diff_buffer_.mutable_cpu_data();
+      diff_dst = p.args.weights_diff_dst.In(top_diff);
+      std::unordered_map<int, dnnl::memory> args{
+          {DNNL_ARG_SRC,
+           reuse_src ? p.args.forward_src.Again(bottom_data) : p.args.weights_src.In(bottom_data)},
+          {DNNL_ARG_DIFF_DST, diff_dst},
+          {DNNL_ARG_DIFF_WEIGHTS, p.args.weights_diff_weights.Out(weight_diff)}};
+      if (this->bias_term_) {
+        args[DNNL_ARG_DIFF_BIAS] = Wrap(p.bias, bias_diff_buffer_.mutable_cpu_data());
+      }
+      DnnlRun(p.backward_weights, args);
+      if (weight_grad) {
+        p.args.weights_diff_weights.FinishAdding(weight_diff, this->blobs_[0]->mutable_cpu_diff());
+      }
+      if (bias_grad) AccumulateInto(bias_diff_buffer_, this->blobs_[1].get());
+    }
+    if (propagate_down[i]) {
+      if (!diff_dst || !share_diff_dst) diff_dst = p.args.data_diff_dst.In(top_diff);
+      Dtype* bottom_diff = bottom[i]->mutable_cpu_diff();
+      DnnlRun(p.backward_data,
+              {{DNNL_ARG_DIFF_SRC, p.args.data_diff_src.Out(bottom_diff)},
+               {DNNL_ARG_WEIGHTS, p.args.data_weights.In(this->blobs_[0]->cpu_data())},
+               {DNNL_ARG_DIFF_DST, diff_dst}});
+      p.args.data_diff_src.Finish(bottom_diff);
+    }
+  }
+}
+
+template class DnnlConvolutionLayer<float>;
+REGISTER_DNNL_LAYER(Convolution);
+
+}  // namespace crema

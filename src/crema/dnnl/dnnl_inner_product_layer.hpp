@@ -1,0 +1,53 @@
+// InnerProduct on oneDNN primitives: what an InnerProduct layer with engine
+// DNNL is in CPU mode in CREMA_DNNL builds, for float data, and with
+// compute_precision BF16 on a CPU with avx512_bf16 whatever the engine but
+// CAFFE. Same blobs and semantics as the reference layer (weights [N, K], or
+// [K, N] with transpose; accumulated parameter gradients), on the blobs'
+// memory; the primitives are made once per bottom shape.
+#ifndef CREMA_DNNL_DNNL_INNER_PRODUCT_LAYER_HPP_
+#define CREMA_DNNL_DNNL_INNER_PRODUCT_LAYER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "crema/layers/inner_product_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class DnnlInnerProductLayer : public InnerProductLayer<Dtype> {
+ public:
+  // for_default (engine DEFAULT): oneDNN where DefaultInnerProductRunsDnnl
+  // says (default_policy.hpp).
+  explicit DnnlInnerProductLayer(const LayerParameter& param, bool for_default = false);
+  ~DnnlInnerProductLayer() override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  // Whether the current shape runs on oneDNN (else on the reference body).
+  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
+  // Whether it runs on oneDNN in bf16: bfloat16 operands (bottom, weights,
+  // top gradient), float results, gradients and bias.
+  bool uses_bf16() const { return uses_dnnl() && bf16_; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+ private:
+  struct Primitives;
+  void MakePrimitives();
+
+  const bool for_default_;
+  bool bf16_ = false;
+  bool warned_no_bf16_ = false;
+  std::unique_ptr<Primitives> primitives_;
+  std::vector<int> primitive_shape_;
+  // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
+  Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_DNNL_INNER_PRODUCT_LAYER_HPP_
