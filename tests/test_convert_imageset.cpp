@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "crema/proto/crema.pb.h"
-#include "crema/util/compute_image_mean.hpp"
-#include "crema/util/convert_imageset.hpp"
+#include "crema/tools/compute_image_mean.hpp"
+#include "crema/tools/convert_imageset.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"

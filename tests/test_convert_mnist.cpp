@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "crema/proto/crema.pb.h"
-#include "crema/util/convert_mnist.hpp"
+#include "crema/tools/convert_mnist.hpp"
 #include "crema/util/db.hpp"
 #include "test_error_message.hpp"
 #include "test_scratch.hpp"

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "crema/util/convert_mnist.hpp"
+#include "crema/tools/convert_mnist.hpp"
 #include "crema/util/db.hpp"
-#include "crema/util/lmdb_reader.hpp"
+#include "crema/storage/lmdb_reader.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 

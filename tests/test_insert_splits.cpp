@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "crema/common.hpp"
-#include "crema/util/insert_splits.hpp"
+#include "crema/format/insert_splits.hpp"
 #include "test_common.hpp"
 
 namespace crema {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "crema/net.hpp"
-#include "crema/util/onnx_export.hpp"
+#include "crema/export/onnx_export.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 

@@ -32,12 +32,12 @@
 #include "crema/reporter.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/benchmark.hpp"
-#include "crema/util/onnx_export.hpp"
+#include "crema/export/onnx_export.hpp"
 #include "crema/util/thread_pool.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "split_list.hpp"
 #ifdef CREMA_PYTHON_LAYER
-#include "python_layer.hpp"
+#include "crema/python_layer/python_layer.hpp"
 #endif
 
 DEFINE_string(gpu, "", "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "crema/util/onnx_export.hpp"
+#include "crema/export/onnx_export.hpp"
 
 namespace py = pybind11;
 

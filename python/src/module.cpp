@@ -6,7 +6,7 @@
 #include "bindings.hpp"
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
-#include "python_layer.hpp"
+#include "crema/python_layer/python_layer.hpp"
 
 namespace py = pybind11;
 

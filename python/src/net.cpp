@@ -14,7 +14,7 @@
 #include "bindings.hpp"
 #include "crema/layers/memory_data_layer.hpp"
 #include "crema/util/io.hpp"
-#include "python_layer.hpp"
+#include "crema/python_layer/python_layer.hpp"
 
 namespace py = pybind11;
 

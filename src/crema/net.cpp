@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "crema/net_rewrites/net_rewrite.hpp"
-#include "crema/util/hdf5.hpp"
-#include "crema/util/insert_splits.hpp"
+#include "crema/storage/hdf5.hpp"
+#include "crema/format/insert_splits.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
 

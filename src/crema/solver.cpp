@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iomanip>
 
-#include "crema/util/hdf5.hpp"
+#include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
 

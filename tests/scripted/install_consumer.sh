@@ -107,11 +107,12 @@ cat "$work/missing.err"
 ((status == 1)) || fail "missing weights: exit status $status, not 1"
 grep -q "missing.caffemodel" "$work/missing.err" || fail "missing weights: the message names no file"
 
-# pkg-config: a one-file program that builds a net from a NetParameter.
+# pkg-config: a one-file program, through the umbrella header crema/crema.hpp,
+# that builds a net from a NetParameter.
 cat >"$work/app.cpp" <<'CPP'
 #include <iostream>
 
-#include "crema/net.hpp"
+#include "crema/crema.hpp"
 
 int main() {
   crema::NetParameter param;

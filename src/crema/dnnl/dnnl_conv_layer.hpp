@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "crema/layers/conv_layer.hpp"
-#include "crema/util/blocked_output.hpp"
+#include "crema/dnnl/blocked_output.hpp"
 
 namespace crema {
 

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "crema/util/hdf5.hpp"
+#include "crema/storage/hdf5.hpp"
 
 namespace crema {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "crema/util/convert_imageset.hpp"
+#include "crema/tools/convert_imageset.hpp"
 #include "crema/util/image_io.hpp"
 
 namespace crema {

@@ -15,7 +15,7 @@
 
 #include "crema/layers/scale_layer.hpp"
 #include "crema/net_rewrites/folded_batch_norm_layer.hpp"
-#include "crema/util/blocked_output.hpp"
+#include "crema/dnnl/blocked_output.hpp"
 
 namespace crema {
 

@@ -3,8 +3,8 @@
 // or corrupt file is an Error naming the file and the page, never a SIGBUS, a
 // wild read or an endless walk. Only the current root-to-leaf path of pages
 // is held in memory. Writing stays with liblmdb (db.cpp).
-#ifndef CREMA_UTIL_LMDB_READER_HPP_
-#define CREMA_UTIL_LMDB_READER_HPP_
+#ifndef CREMA_STORAGE_LMDB_READER_HPP_
+#define CREMA_STORAGE_LMDB_READER_HPP_
 
 #include <cstddef>
 #include <cstdint>
@@ -106,4 +106,4 @@ class LmdbFileCursor : public Cursor {
 }  // namespace db
 }  // namespace crema
 
-#endif  // CREMA_UTIL_LMDB_READER_HPP_
+#endif  // CREMA_STORAGE_LMDB_READER_HPP_

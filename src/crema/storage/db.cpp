@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "crema/util/lmdb_reader.hpp"
+#include "crema/storage/lmdb_reader.hpp"
 
 namespace crema {
 namespace db {

@@ -7,8 +7,8 @@
 // fixed as the deploy net's are). A layer without a faithful ONNX equivalent
 // (recurrent, Python, data and loss layers, ...) is an Error naming the layer
 // and its type: the exporter never writes a model that computes something else.
-#ifndef CREMA_UTIL_ONNX_EXPORT_HPP_
-#define CREMA_UTIL_ONNX_EXPORT_HPP_
+#ifndef CREMA_EXPORT_ONNX_EXPORT_HPP_
+#define CREMA_EXPORT_ONNX_EXPORT_HPP_
 
 #include <string>
 
@@ -36,4 +36,4 @@ void ExportOnnx(const std::string& model_file, const std::string& weights_file,
 
 }  // namespace crema
 
-#endif  // CREMA_UTIL_ONNX_EXPORT_HPP_
+#endif  // CREMA_EXPORT_ONNX_EXPORT_HPP_

@@ -1,4 +1,4 @@
-#include "python_layer.hpp"
+#include "crema/python_layer/python_layer.hpp"
 
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>

@@ -1,4 +1,4 @@
-#include "crema/util/lmdb_reader.hpp"
+#include "crema/storage/lmdb_reader.hpp"
 
 #include <errno.h>
 #include <fcntl.h>

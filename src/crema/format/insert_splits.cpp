@@ -1,4 +1,4 @@
-#include "crema/util/insert_splits.hpp"
+#include "crema/format/insert_splits.hpp"
 
 #include <map>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "crema/util/onnx_export.hpp"
+#include "crema/export/onnx_export.hpp"
 
 #include <string>
 

@@ -1,8 +1,8 @@
 // HDF5 files: weights in Caffe's .caffemodel.h5 layout (a group "data", one
 // subgroup per layer, datasets "0", "1", ... per parameter blob; "diff" alike)
 // and N-D datasets read into blobs (for the HDF5 data layers).
-#ifndef CREMA_UTIL_HDF5_HPP_
-#define CREMA_UTIL_HDF5_HPP_
+#ifndef CREMA_STORAGE_HDF5_HPP_
+#define CREMA_STORAGE_HDF5_HPP_
 
 #include <map>
 #include <string>
@@ -53,4 +53,4 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state);
 
 }  // namespace crema
 
-#endif  // CREMA_UTIL_HDF5_HPP_
+#endif  // CREMA_STORAGE_HDF5_HPP_

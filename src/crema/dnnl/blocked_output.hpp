@@ -5,8 +5,8 @@
 // blob (its kept copy) and its own top in that one pass (the net rewrite
 // src/crema/net_rewrites/hand_blocked_output.cpp).
 // A pass that stops between the two has the producer finish the move.
-#ifndef CREMA_UTIL_BLOCKED_OUTPUT_HPP_
-#define CREMA_UTIL_BLOCKED_OUTPUT_HPP_
+#ifndef CREMA_DNNL_BLOCKED_OUTPUT_HPP_
+#define CREMA_DNNL_BLOCKED_OUTPUT_HPP_
 
 namespace crema {
 
@@ -29,4 +29,4 @@ class BlockedOutput {
 
 }  // namespace crema
 
-#endif  // CREMA_UTIL_BLOCKED_OUTPUT_HPP_
+#endif  // CREMA_DNNL_BLOCKED_OUTPUT_HPP_

@@ -1,5 +1,5 @@
 // Image lists into Datum databases (Caffe's convert_imageset).
-#include "crema/util/convert_imageset.hpp"
+#include "crema/tools/convert_imageset.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

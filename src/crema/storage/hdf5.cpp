@@ -1,4 +1,4 @@
-#include "crema/util/hdf5.hpp"
+#include "crema/storage/hdf5.hpp"
 
 #include <hdf5.h>
 #include <unistd.h>

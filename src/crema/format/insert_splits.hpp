@@ -1,7 +1,7 @@
 // Inserts a Split layer wherever one top blob feeds several bottoms, so each
 // consumer gets its own gradient buffer and the split sums them.
-#ifndef CREMA_UTIL_INSERT_SPLITS_HPP_
-#define CREMA_UTIL_INSERT_SPLITS_HPP_
+#ifndef CREMA_FORMAT_INSERT_SPLITS_HPP_
+#define CREMA_FORMAT_INSERT_SPLITS_HPP_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string SplitBlobName(const std::string& layer_name, const std::string& blob
 
 }  // namespace crema
 
-#endif  // CREMA_UTIL_INSERT_SPLITS_HPP_
+#endif  // CREMA_FORMAT_INSERT_SPLITS_HPP_

@@ -1,0 +1,165 @@
+// The prefetching Data layer: it serves batches in database order across the
+// wrap-around, per-solver slices, leaves no thread behind when destroyed
+// mid-prefetch, and refuses records of another shape by name.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/thread.hpp>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "crema/layers/data_layer.hpp"
+#include "crema/util/db.hpp"
+#include "data_test_util.hpp"
+#include "eventually.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+// The reader's fixture: its LMDBs and Data layer parameters.
+class DataLayerTest : public DataReaderTest {};
+
+template <typename Dtype>
+std::vector<int> Labels(const Blob<Dtype>& blob) {
+  std::vector<int> labels;
+  for (int i = 0; i < blob.count(); ++i) labels.push_back(static_cast<int>(blob.cpu_data()[i]));
+  return labels;
+}
+
+TEST_F(DataLayerTest, ServesBatchesInOrderAcrossWrapAround) {
+  const std::string source = MakeDB(7);
+  LayerParameter param = DataParam(source, 3);
+  param.mutable_transform_param()->set_scale(0.5);
+  DataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  EXPECT_EQ(data.shape(), (std::vector<int>{3, 1, 2, 2}));
+  EXPECT_EQ(label.shape(), (std::vector<int>{3}));
+  for (int step = 0; step < 5; ++step) {
+    layer.Forward(bottom, top);
+    for (int i = 0; i < 3; ++i) {
+      const int expected = (step * 3 + i) % 7;
+      EXPECT_EQ(static_cast<int>(label.cpu_data()[i]), expected) << "step " << step;
+      EXPECT_EQ(data.cpu_data()[4 * i], 0.5f * expected);
+    }
+  }
+}
+
+TEST_F(DataLayerTest, PerSolverSlices) {
+  const std::string source = MakeDB(8);
+  Context::set_solver_count(2);
+  Context::set_local_solver_count(2);
+  std::vector<std::unique_ptr<DataLayer<float>>> layers;
+  std::vector<std::unique_ptr<Blob<float>>> blobs;
+  std::vector<std::vector<Blob<float>*>> tops(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    Context::set_solver_rank(rank);
+    layers.emplace_back(new DataLayer<float>(DataParam(source, 2)));
+    blobs.emplace_back(new Blob<float>());
+    blobs.emplace_back(new Blob<float>());
+    tops[rank] = {blobs[2 * rank].get(), blobs[2 * rank + 1].get()};
+  }
+  std::vector<Blob<float>*> bottom;
+  // Set up from two threads at once, as solver threads do: each layer joins
+  // the reader with the rank of the thread that sets it up.
+  boost::thread other([&] {
+    Context::set_solver_count(2);
+    Context::set_local_solver_count(2);
+    Context::set_solver_rank(1);
+    layers[1]->SetUp(bottom, tops[1]);
+  });
+  Context::set_solver_rank(0);
+  layers[0]->SetUp(bottom, tops[0]);
+  other.join();
+  for (int step = 0; step < 3; ++step) {
+    layers[0]->Forward(bottom, tops[0]);
+    layers[1]->Forward(bottom, tops[1]);
+    EXPECT_EQ(Labels(*tops[0][1]), (std::vector<int>{(4 * step) % 8, (4 * step + 2) % 8}));
+    EXPECT_EQ(Labels(*tops[1][1]), (std::vector<int>{(4 * step + 1) % 8, (4 * step + 3) % 8}));
+  }
+}
+
+TEST_F(DataLayerTest, DestroyingMidPrefetchLeavesNoThread) {
+  const std::string source = MakeDB(50);
+  for (int round = 0; round < 5; ++round) {
+    LayerParameter param = DataParam(source, 4);
+    param.mutable_data_param()->set_prefetch(3);
+    auto layer = std::unique_ptr<DataLayer<float>>(new DataLayer<float>(param));
+    Blob<float> data, label;
+    std::vector<Blob<float>*> bottom, top{&data, &label};
+    layer->SetUp(bottom, top);
+    if (round % 2) layer->Forward(bottom, top);
+    layer.reset();  // prefetch thread and reader stop here
+    EXPECT_EQ(DataReader::live_bodies(), 0u);
+  }
+}
+
+TEST_F(DataLayerTest, RecordOfAnotherShapeIsAUserError) {
+  const std::string source = dir_ + "/mixed";
+  {
+    auto db = db::GetDB("lmdb");
+    db->Open(source, db::NEW);
+    auto txn = db->NewTransaction();
+    for (int i = 0; i < 4; ++i) {
+      Datum datum;
+      datum.set_channels(1);
+      datum.set_height(i == 2 ? 3 : 2);
+      datum.set_width(2);
+      datum.set_data(std::string(datum.height() * 2, 'x'));
+      std::string value;
+      datum.SerializeToString(&value);
+      txn->Put("k" + std::to_string(i), value);
+    }
+    txn->Commit();
+  }
+  DataLayer<float> layer(DataParam(source, 4, "mixed"));
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  try {
+    layer.Forward(bottom, top);
+    FAIL() << "a record of another shape must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mixed"), std::string::npos) << e.what();
+  }
+}
+
+// A record of the first one's size in another shape (3 x 2 after 2 x 3) was
+// written into the batch and read across rows, silently.
+TEST_F(DataLayerTest, RecordOfTheSameSizeInAnotherShapeIsAUserError) {
+  const std::string source = dir_ + "/turned";
+  {
+    auto db = db::GetDB("lmdb");
+    db->Open(source, db::NEW);
+    auto txn = db->NewTransaction();
+    for (int i = 0; i < 4; ++i) {
+      Datum datum;
+      datum.set_channels(1);
+      datum.set_height(i == 2 ? 3 : 2);
+      datum.set_width(i == 2 ? 2 : 3);
+      datum.set_data(std::string(6, 'x'));
+      txn->Put("k" + std::to_string(i), datum.SerializeAsString());
+    }
+    txn->Commit();
+  }
+  DataLayer<float> layer(DataParam(source, 4, "turned"));
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  try {
+    layer.Forward(bottom, top);
+    FAIL() << "a 3 x 2 record in a batch of 2 x 3 must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("record 'k2'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("transforms to 1 x 3 x 2, the first record to 1 x 2 x 3"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace crema
