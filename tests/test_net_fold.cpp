@@ -177,7 +177,7 @@ TEST(NetFoldTest, FoldsOnlyStoredStatisticsInPlaceOnEngineDefault) {
 }
 
 // An Eltwise SUM's bottom that a Split made holds the Eltwise's top gradient
-// in its diff itself (Net::ShareEltwiseGradients); the other bottom, which a
+// in its diff itself (Net::LendEltwiseGradients); the other bottom, which a
 // ReLU works on in place (its backward pass rewrites that diff), does not.
 // The reference net puts an identity Power layer between the Split and the
 // Eltwise, so its Eltwise copies the gradient: the same gradients, bit for

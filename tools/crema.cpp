@@ -25,6 +25,7 @@
 
 #include "classify.hpp"
 #include "crema/common.hpp"
+#include "crema/export/onnx_export.hpp"
 #include "crema/filler.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/net.hpp"
@@ -32,7 +33,6 @@
 #include "crema/reporter.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/benchmark.hpp"
-#include "crema/export/onnx_export.hpp"
 #include "crema/util/thread_pool.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "split_list.hpp"
@@ -409,8 +409,8 @@ std::string Usage() {
 }  // namespace
 
 // oneDNN runs on OpenMP, whose threads by default spin for a while after each
-// primitive, taking the cores from Crema's kernel pool between oneDNN layers
-// (LeNet's step took twice as long). The OpenMP runtime reads its wait policy
+// primitive, taking the cores from Crema's kernel pool between oneDNN layers.
+// The OpenMP runtime reads its wait policy
 // when it loads, before main: set it to passive and start the tool again,
 // unless the user chose a policy. On failure the tool runs on as it is.
 void UsePassiveOpenMpThreads(char** argv) {

@@ -201,7 +201,7 @@ class Net {
                    std::map<std::string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
   void AppendOwnedParam(const ParamSpec& spec, int net_param_id);
-  void AppendSharedParam(const ParamSpec& spec, int layer_id, int param_id);
+  void AppendTiedParam(const ParamSpec& spec, int layer_id, int param_id);
   static void MergeMultiplier(float value, const std::string& param_name, const char* field,
                               std::vector<bool>* has_values, std::vector<float>* values,
                               int learnable_id);

@@ -25,7 +25,9 @@
 #   ITERATIONS=1000 ROUNDS=3 scripts/bench/lenet_vs_pytorch.sh build/release
 # Environment knobs: ITERATIONS (default 1000) training iterations per run,
 # ROUNDS (default 3) alternating rounds, BF16=1 (Crema with
-# `compute_precision: BF16` joins the alternation as "Crema bf16"). Below 300 iterations Crema displays
+# `compute_precision: BF16` joins the alternation as "Crema bf16"), BASELINE
+# (a second build folder, e.g. of an earlier commit, whose `crema` joins the
+# alternation as "baseline": a before/after in one run). Below 300 iterations Crema displays
 # every ITERATIONS/4 iterations instead of every 100, so that it still prints
 # at least two images/s lines (use such runs only to check the script).
 # It builds only crema_tool and convert_mnist_data (configuring BUILD_DIR as
@@ -47,6 +49,7 @@ mflop_per_image=13.18  # LeNet forward + backward, per 28x28 image
 cmake --build "$build" -j"$(nproc)" --target crema_tool convert_mnist_data >/dev/null
 data/fashion_mnist/create_fashion_mnist.sh "$build" >/dev/null
 crema=$root/$build/bin/crema
+baseline=${BASELINE:+$(cd "$BASELINE" && pwd)/bin/crema}
 
 ensure_pytorch lenet_vs_pytorch
 
@@ -97,6 +100,12 @@ for round in $(seq 1 "$rounds"); do
   wall=$(awk -v a="$start" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}')
   crema_rate=$(rate "$work/crema.log") ||
     { echo "lenet_vs_pytorch: fewer than 2 images/s lines in Crema's log" >&2; exit 1; }
+  if [[ -n $baseline ]]; then
+    CREMA_NUM_THREADS=2 "$baseline" train --solver="$work/solver.prototxt" --threads=2 \
+      >"$work/baseline.log" 2>&1 || { tail -n 20 "$work/baseline.log" >&2; exit 1; }
+    base_round=$(rate "$work/baseline.log")
+    runs[baseline]+="$base_round "
+  fi
   if [[ ${BF16:-0} == 1 ]]; then
     CREMA_NUM_THREADS=2 "$crema" train --solver="$work/bf16_solver.prototxt" --threads=2 \
       >"$work/bf16.log" 2>&1 || { tail -n 20 "$work/bf16.log" >&2; exit 1; }
@@ -108,6 +117,7 @@ for round in $(seq 1 "$rounds"); do
   runs[wall]+="$wall "
   runs[best]+="$best "
   runs[one]+="$one "
+  [[ -z $baseline ]] || echo "round $round: baseline $base_round images/s"
   echo "round $round: Crema $crema_rate images/s (run wall time ${wall}s)," \
     "PyTorch 2 threads $best, PyTorch 1 thread $one images/s"
 done
@@ -130,6 +140,12 @@ printf '  %-28s %s   Crema/PyTorch-1-thread = %s\n' "PyTorch (1 thread)" "$one" 
   "$(ratio "$crema_rate" "$one")"
 echo "  fastest sgemm peak (2 threads) $peak2 GFLOP/s -> bound $bound images/s; Crema reaches" \
   "$fraction of it"
+if [[ -n $baseline ]]; then
+  base_rate=$(tr ' ' '\n' <<<"${runs[baseline]}" | grep . | median)
+  printf '  %-28s %s   Crema/baseline = %s (rounds: %s)\n' "baseline (2 threads)" "$base_rate" \
+    "$(ratio "$crema_rate" "$base_rate")" "${runs[baseline]% }"
+  echo "  Crema's rounds: ${runs[crema]% }"
+fi
 if [[ ${BF16:-0} == 1 ]]; then
   bf16=$(tr ' ' '\n' <<<"${runs[bf16]}" | grep . | median)
   printf '  %-28s %s   bf16/PyTorch-best = %s, bf16/Crema = %s\n' "Crema bf16 (2 threads)" \

@@ -305,7 +305,7 @@ void Net<Dtype>::AppendParam(const NetParameter& param, int layer_id, int param_
   if (spec.name().empty() || !param_names_index_.count(spec.name())) {
     AppendOwnedParam(spec, net_param_id);
   } else {
-    AppendSharedParam(spec, layer_id, param_id);
+    AppendTiedParam(spec, layer_id, param_id);
   }
 }
 
@@ -325,7 +325,7 @@ void Net<Dtype>::AppendOwnedParam(const ParamSpec& spec, int net_param_id) {
 // Another layer owns the parameter (same name): the shapes must agree, and
 // so must the multipliers both give.
 template <typename Dtype>
-void Net<Dtype>::AppendSharedParam(const ParamSpec& spec, int layer_id, int param_id) {
+void Net<Dtype>::AppendTiedParam(const ParamSpec& spec, int layer_id, int param_id) {
   const std::string& name = spec.name();
   const int owner_net_id = param_names_index_[name];
   param_owners_.push_back(owner_net_id);

@@ -58,9 +58,9 @@ void cpu_scale(int N, Dtype alpha, const Dtype* x, Dtype* y);
 
 // y = the sum over k of coeffs[k] * x[k] (two or more inputs) in one pass
 // over memory, block by block (a block of each array is used while it is in
-// the core's cache), split over the pool: 1.3-1.6x faster than a set and
-// one axpy per input on ResNet-50's blobs (bench_math_functions). y may be
-// x[0] or x[1] (in place).
+// the core's cache), split over the pool: fewer passes over memory than a
+// set and one axpy per input (bench_math_functions). y may be x[0] or x[1]
+// (in place).
 template <typename Dtype>
 void cpu_weighted_sum(int N, const std::vector<const Dtype*>& x, const std::vector<Dtype>& coeffs,
                       Dtype* y);

@@ -98,53 +98,69 @@ void CudnnConvolutionLayer<Dtype>::MakeDescriptors(const Blob<Dtype>& bottom,
 }
 
 template <typename Dtype>
+bool CudnnConvolutionLayer<Dtype>::ChooseForward(cudnnHandle_t handle, size_t limit,
+                                                 size_t* bytes) {
+  Descriptors& d = *descriptors_;
+  return FirstFitting<cudnnConvolutionFwdAlgoPerf_t>(
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
+        return cudnnGetConvolutionForwardAlgorithm_v7(handle, d.bottom.get(), d.filter.get(),
+                                                      d.convolution.get(), d.top.get(), count,
+                                                      returned, perf);
+      },
+      [&](cudnnConvolutionFwdAlgo_t algo, size_t* needed) {
+        return cudnnGetConvolutionForwardWorkspaceSize(
+            handle, d.bottom.get(), d.filter.get(), d.convolution.get(), d.top.get(), algo, needed);
+      },
+      limit, &d.forward, bytes);
+}
+
+template <typename Dtype>
+bool CudnnConvolutionLayer<Dtype>::ChooseBackwardData(cudnnHandle_t handle, size_t limit,
+                                                      size_t* bytes) {
+  Descriptors& d = *descriptors_;
+  return FirstFitting<cudnnConvolutionBwdDataAlgoPerf_t>(
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d.filter.get(), d.top.get(),
+                                                           d.convolution.get(), d.bottom.get(),
+                                                           count, returned, perf);
+      },
+      [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* needed) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle, d.filter.get(), d.top.get(), d.convolution.get(), d.bottom.get(), algo, needed);
+      },
+      limit, &d.backward_data, bytes);
+}
+
+template <typename Dtype>
+bool CudnnConvolutionLayer<Dtype>::ChooseBackwardFilter(cudnnHandle_t handle, size_t limit,
+                                                        size_t* bytes) {
+  Descriptors& d = *descriptors_;
+  return FirstFitting<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+      [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, d.bottom.get(), d.top.get(),
+                                                             d.convolution.get(), d.filter.get(),
+                                                             count, returned, perf);
+      },
+      [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* needed) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle, d.bottom.get(), d.top.get(), d.convolution.get(), d.filter.get(), algo, needed);
+      },
+      limit, &d.backward_filter, bytes);
+}
+
+template <typename Dtype>
 bool CudnnConvolutionLayer<Dtype>::ChooseAlgorithms() {
   Descriptors& d = *descriptors_;
   if (d.chosen) return true;
   const cudnnHandle_t handle = CudnnHandle();
   const size_t limit = CudnnWorkspaceLimit();
   size_t forward_bytes = 0, data_bytes = 0, filter_bytes = 0;
-  const bool found =
-      FirstFitting<cudnnConvolutionFwdAlgoPerf_t>(
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-          [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
-            return cudnnGetConvolutionForwardAlgorithm_v7(handle, d.bottom.get(), d.filter.get(),
-                                                          d.convolution.get(), d.top.get(), count,
-                                                          returned, perf);
-          },
-          [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
-            return cudnnGetConvolutionForwardWorkspaceSize(handle, d.bottom.get(), d.filter.get(),
-                                                           d.convolution.get(), d.top.get(), algo,
-                                                           bytes);
-          },
-          limit, &d.forward, &forward_bytes) &&
-      FirstFitting<cudnnConvolutionBwdDataAlgoPerf_t>(
-          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-          [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-            return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d.filter.get(), d.top.get(),
-                                                               d.convolution.get(), d.bottom.get(),
-                                                               count, returned, perf);
-          },
-          [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
-            return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, d.filter.get(), d.top.get(),
-                                                                d.convolution.get(), d.bottom.get(),
-                                                                algo, bytes);
-          },
-          limit, &d.backward_data, &data_bytes) &&
-      FirstFitting<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-          [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                handle, d.bottom.get(), d.top.get(), d.convolution.get(), d.filter.get(), count,
-                returned, perf);
-          },
-          [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
-            return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, d.bottom.get(),
-                                                                  d.top.get(), d.convolution.get(),
-                                                                  d.filter.get(), algo, bytes);
-          },
-          limit, &d.backward_filter, &filter_bytes);
-  if (!found) {
+  if (!ChooseForward(handle, limit, &forward_bytes) ||
+      !ChooseBackwardData(handle, limit, &data_bytes) ||
+      !ChooseBackwardFilter(handle, limit, &filter_bytes)) {
     LOG(WARNING) << "layer '" << this->layer_param_.name()
                  << "': cuDNN has no algorithm for this shape within " << limit
                  << " bytes of workspace; the CUDA body runs";

@@ -44,6 +44,11 @@ class CudnnConvolutionLayer : public ConvolutionLayer<Dtype> {
   // Chooses the three algorithms, once per shape; false (and the descriptors
   // dropped: the CUDA body runs) where cuDNN has none within the limit.
   bool ChooseAlgorithms();
+  // Each direction's algorithm into the descriptors and its workspace into
+  // *bytes; false where none fits `limit`.
+  bool ChooseForward(cudnnHandle_t handle, size_t limit, size_t* bytes);
+  bool ChooseBackwardData(cudnnHandle_t handle, size_t limit, size_t* bytes);
+  bool ChooseBackwardFilter(cudnnHandle_t handle, size_t limit, size_t* bytes);
 
   std::unique_ptr<Descriptors> descriptors_;
   std::vector<int> descriptor_shape_;

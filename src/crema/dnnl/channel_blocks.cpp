@@ -167,9 +167,9 @@ CREMA_AVX512 inline __m512i Strided(int stride) {
 // lie a whole output's weights apart (the input-paired and input-row layouts
 // of a 1x1 kernel): rows[r] = the 16 values first[r + l * lane_stride], read
 // as 16 contiguous lines and transposed. Gathering them instead touches 16
-// cache lines on as many pages per row: 4-8x slower on ResNet-50's 1x1
-// weights (one thread). With a larger kernel the gathers of neighbouring
-// kernel positions share their lines, and gathering is as fast.
+// cache lines on as many pages per row, several times slower. With a larger
+// kernel the gathers of neighbouring kernel positions share their lines,
+// and gathering is as fast.
 CREMA_AVX512 inline bool ContiguousRows(int row_stride, int lane_stride) {
   return row_stride == 1 && lane_stride > 1;
 }

@@ -83,23 +83,71 @@ void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
   }
 }
 
+namespace {
+
+// Where a 2-D convolution's windows lie, as oneDNN takes it.
+struct Windows {
+  dnnl::memory::dims strides, dilates, pad_left, pad_right;
+};
+
+Windows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride,
+                  const std::vector<int>& pad, const std::vector<int>& dilation,
+                  const std::vector<int>& input, const std::vector<int>& output) {
+  Windows w;
+  for (int axis = 0; axis < 2; ++axis) {
+    const int extent = dilation[axis] * (kernel[axis] - 1) + 1;
+    w.strides.push_back(stride[axis]);
+    w.dilates.push_back(dilation[axis] - 1);
+    w.pad_left.push_back(pad[axis]);
+    w.pad_right.push_back(RightPadding(input[axis], output[axis], extent, stride[axis], pad[axis]));
+  }
+  return w;
+}
+
+}  // namespace
+
+// The three primitives in layouts left to oneDNN; in bf16 the operands
+// (bottom, weights, top gradient) convert to bfloat16 as they are reordered,
+// while the results (top, bottom gradient, weight gradient) and the bias stay
+// float. Throws dnnl::error where oneDNN has none.
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd, Primitives* p) const {
+  const Windows w = WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
+                              this->input_spatial_shape_, this->output_spatial_shape_);
+  const auto algorithm =
+      winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+  using Type = dnnl::memory::data_type;
+  const auto chosen = [](const dnnl::memory::desc& plain, Type type) {
+    return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
+  };
+  const Type operand = bf16_ ? Type::bf16 : Type::f32;
+  DnnlUseThreadBudget();
+  const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
+                           dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
+                           diff_src = chosen(p->src, Type::f32),
+                           diff_weights = chosen(p->weights, Type::f32);
+  dnnl::convolution_forward::primitive_desc forward_pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, weights,
+                                      p->bias, dst, w.strides, w.dilates, w.pad_left, w.pad_right),
+      DnnlEngine());
+  dnnl::convolution_backward_data::primitive_desc data_pd(
+      dnnl::convolution_backward_data::desc(algorithm, diff_src, weights, diff_dst, w.strides,
+                                            w.dilates, w.pad_left, w.pad_right),
+      DnnlEngine(), forward_pd);
+  dnnl::convolution_backward_weights::primitive_desc weights_pd(
+      dnnl::convolution_backward_weights::desc(algorithm, src, diff_weights, p->bias, diff_dst,
+                                               w.strides, w.dilates, w.pad_left, w.pad_right),
+      DnnlEngine(), forward_pd);
+  p->forward = dnnl::convolution_forward(forward_pd);
+  p->backward_data = dnnl::convolution_backward_data(data_pd);
+  p->backward_weights = dnnl::convolution_backward_weights(weights_pd);
+  p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
+}
+
 template <typename Dtype>
 bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
                                                     const Blob<Dtype>& top, bool winograd,
                                                     std::string* why) {
-  const auto algorithm =
-      winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
-  using dims = dnnl::memory::dims;
-  dims strides, dilates, pad_left, pad_right;
-  for (int axis = 0; axis < 2; ++axis) {
-    const int extent = this->dilation_[axis] * (this->kernel_shape_[axis] - 1) + 1;
-    strides.push_back(this->stride_[axis]);
-    dilates.push_back(this->dilation_[axis] - 1);
-    pad_left.push_back(this->pad_[axis]);
-    pad_right.push_back(RightPadding(this->input_spatial_shape_[axis],
-                                     this->output_spatial_shape_[axis], extent, this->stride_[axis],
-                                     this->pad_[axis]));
-  }
   std::unique_ptr<Primitives> p(new Primitives());
   p->src = PlainDesc(bottom.shape());
   p->dst = PlainDesc(top.shape());
@@ -109,36 +157,8 @@ bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
   p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
-  // Layouts left to oneDNN; in bf16 the operands (bottom, weights, top
-  // gradient) convert to bfloat16 as they are reordered, while the results
-  // (top, bottom gradient, weight gradient) and the bias stay float.
-  using Type = dnnl::memory::data_type;
-  const auto chosen = [](const dnnl::memory::desc& plain, Type type) {
-    return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
-  };
-  const Type operand = bf16_ ? Type::bf16 : Type::f32;
   try {
-    DnnlUseThreadBudget();
-    const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
-                             dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
-                             diff_src = chosen(p->src, Type::f32),
-                             diff_weights = chosen(p->weights, Type::f32);
-    dnnl::convolution_forward::primitive_desc forward_pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, src, weights,
-                                        p->bias, dst, strides, dilates, pad_left, pad_right),
-        DnnlEngine());
-    dnnl::convolution_backward_data::primitive_desc data_pd(
-        dnnl::convolution_backward_data::desc(algorithm, diff_src, weights, diff_dst, strides,
-                                              dilates, pad_left, pad_right),
-        DnnlEngine(), forward_pd);
-    dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        dnnl::convolution_backward_weights::desc(algorithm, src, diff_weights, p->bias, diff_dst,
-                                                 strides, dilates, pad_left, pad_right),
-        DnnlEngine(), forward_pd);
-    p->forward = dnnl::convolution_forward(forward_pd);
-    p->backward_data = dnnl::convolution_backward_data(data_pd);
-    p->backward_weights = dnnl::convolution_backward_weights(weights_pd);
-    p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
+    MakeTrainingPrimitives(winograd, p.get());
   } catch (const dnnl::error& e) {
     *why = e.what();
     return false;

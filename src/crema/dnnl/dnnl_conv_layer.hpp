@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/conv_layer.hpp"
 #include "crema/dnnl/blocked_output.hpp"
+#include "crema/layers/conv_layer.hpp"
 
 namespace crema {
 
@@ -40,7 +40,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   bool uses_winograd() const { return uses_dnnl() && winograd_; }
   // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
   // and hand it over where they can (one bottom, a top of 16-channel blocks
-  // moved by channel_blocks), for the layer that takes it (the net's fold).
+  // moved by channel_blocks), for the layer that takes it (the rewrite
+  // hand_blocked_output.cpp).
   BlockedOutput* HandOverOutput() {
     hand_over_output_ = true;
     return &blocked_output_;
@@ -63,6 +64,9 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   // oneDNN's reason in *why, where oneDNN has none for this shape on this CPU.
   bool TryMakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top, bool winograd,
                          std::string* why);
+  // Makes the forward and both backward primitives into p, whose plain
+  // descriptors are set; throws dnnl::error where oneDNN has none.
+  void MakeTrainingPrimitives(bool winograd, Primitives* p) const;
   // Whether WINOGRAD is asked for and the kernel is one it takes (3x3,
   // stride 1, undilated, one group, float).
   bool Winograd() const;

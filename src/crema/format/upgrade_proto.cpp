@@ -64,10 +64,10 @@ V1LayerParameter::LayerType V0TypeToV1(const std::string& type, const std::strin
   return found->second;
 }
 
-// V0 nets expressed padding as a layer of its own; V1 folds it into the pad of
+// V0 nets expressed padding as a layer of its own; V1 merges it into the pad of
 // the convolution or pooling layer it feeds, and that layer reads the padding
 // layer's input instead.
-NetParameter FoldV0PaddingLayers(const std::string& origin, const NetParameter& net) {
+NetParameter MergeV0PaddingLayers(const std::string& origin, const NetParameter& net) {
   NetParameter folded(net);
   folded.clear_layers();
   // The index of the layer that last wrote each blob; -1 for net inputs.
@@ -330,10 +330,10 @@ void UpgradeV0Net(const std::string& origin, NetParameter* net) {
   }
   // Net-level fields (name, input, input_dim, force_backward, ...) carry over
   // unchanged; the input fields become an Input layer in a later step.
-  const NetParameter folded = FoldV0PaddingLayers(origin, *net);
+  const NetParameter merged = MergeV0PaddingLayers(origin, *net);
   net->clear_layers();
-  for (int i = 0; i < folded.layers_size(); ++i) {
-    UpgradeV0Layer(origin, i, folded.layers(i), net->add_layers());
+  for (int i = 0; i < merged.layers_size(); ++i) {
+    UpgradeV0Layer(origin, i, merged.layers(i), net->add_layers());
   }
 }
 

@@ -124,10 +124,8 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   // Whether the weight gradient reads the columns' transpose: a first layer
   // (fewer than 16 input channels, one group, 2-D, not pointwise) where
   // im2row is vectorised. Its product, few output rows by few columns over a
-  // long sum, runs on oneDNN's GEMM about twice as fast with the columns'
-  // transpose as a plain operand (LeNet's conv1: 85 against 41 GFLOP/s;
-  // ResNet-50's conv1: 98 against 73; AlexNet's conv1: 110 against 86; one
-  // thread).
+  // long sum, runs faster on oneDNN's GEMM with the columns' transpose as a
+  // plain operand (docs/bench-report.md).
   bool WeightGradientFromRows() const {
     return use_2d_im2col_ && !is_1x1_ && group_ == 1 && conv_in_channels_ < 16 &&
            im2row_vectorised<Dtype>(kernel_shape_[1], dilation_[1]);

@@ -41,7 +41,7 @@ void EltwiseLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
                                   << ": all bottoms must have the same shape");
   }
   top[0]->ReshapeLike(*bottom[0]);
-  if (shared_gradient_bottom_ >= 0) bottom[shared_gradient_bottom_]->ShareDiff(*top[0]);
+  if (lent_gradient_bottom_ >= 0) bottom[lent_gradient_bottom_]->ShareDiff(*top[0]);
   if (operation_ == EltwiseParameter::MAX) {
     const size_t mask_size = static_cast<size_t>(bottom[0]->count()) * sizeof(int);
     if (!max_index_ || max_index_->size() < mask_size) {

@@ -28,10 +28,10 @@ class EltwiseLayer : public Layer<Dtype> {
   // coefficient 1 gives it that gradient unchanged), and lets it: the net
   // does so for a bottom whose gradient only the layer that made it reads
   // (a Split's top), saving the copy; redone on every Reshape.
-  bool CanShareGradientWith(int index) const {
+  bool CanLendGradientTo(int index) const {
     return operation_ == EltwiseParameter::SUM && coeffs_[index] == Dtype(1);
   }
-  void ShareGradientWith(int index) { shared_gradient_bottom_ = index; }
+  void LendGradientTo(int index) { lent_gradient_bottom_ = index; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -51,7 +51,7 @@ class EltwiseLayer : public Layer<Dtype> {
   bool stable_prod_grad_ = true;
   // MAX: for each element, the index of the bottom that won (ints).
   std::unique_ptr<SyncedMemory> max_index_;
-  int shared_gradient_bottom_ = -1;
+  int lent_gradient_bottom_ = -1;
 };
 
 }  // namespace crema

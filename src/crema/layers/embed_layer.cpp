@@ -6,21 +6,9 @@
 #include <string>
 
 #include "crema/filler.hpp"
+#include "crema/layers/learned_blobs.hpp"
 
 namespace crema {
-
-// Legacy (V1) models store blobs padded to 4-D with leading axes of size 1:
-// the same values, so those are accepted.
-template <typename Dtype>
-void EmbedLayer<Dtype>::AdoptTrainedBlob(int index, const std::vector<int>& expected_shape,
-                                         const char* what) {
-  Blob<Dtype>& blob = *this->blobs_[index];
-  CREMA_LAYER_REQUIRE(SameShapeButLeadingOnes(blob.shape(), expected_shape),
-                      "trained " << what << " have the wrong shape: expected "
-                                 << ShapeString(expected_shape) << ", found "
-                                 << blob.shape_string());
-  blob.Reshape(expected_shape);
-}
 
 template <typename Dtype>
 void EmbedLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
@@ -34,25 +22,8 @@ void EmbedLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   input_dim_ = static_cast<int>(param.input_dim());
   bias_term_ = param.bias_term();
 
-  const std::vector<int> weight_shape{input_dim_, num_output_};
-  const std::vector<int> bias_shape{num_output_};
-  const size_t num_blobs = bias_term_ ? 2 : 1;
-  if (!this->blobs_.empty()) {
-    CREMA_LAYER_REQUIRE(this->blobs_.size() == num_blobs,
-                        "expects " << num_blobs << " learnable blobs (weights"
-                                   << (bias_term_ ? " and bias" : "") << "), found "
-                                   << this->blobs_.size());
-    AdoptTrainedBlob(0, weight_shape, "weights");
-    if (bias_term_) AdoptTrainedBlob(1, bias_shape, "bias");
-  } else {
-    this->blobs_.resize(num_blobs);
-    this->blobs_[0].reset(new Blob<Dtype>(weight_shape));
-    GetFiller<Dtype>(param.weight_filler())->Fill(this->blobs_[0].get());
-    if (bias_term_) {
-      this->blobs_[1].reset(new Blob<Dtype>(bias_shape));
-      GetFiller<Dtype>(param.bias_filler())->Fill(this->blobs_[1].get());
-    }
-  }
+  SetUpWeightsAndBias(this, {input_dim_, num_output_}, bias_term_, num_output_,
+                      param.weight_filler(), param.bias_filler());
   this->param_propagate_down_.resize(this->blobs_.size(), true);
 }
 

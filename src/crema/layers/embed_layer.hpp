@@ -36,9 +36,6 @@ class EmbedLayer : public Layer<Dtype> {
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
  private:
-  // Checks a learnable blob that came with the layer (trained weights) against
-  // the shape this configuration needs, and gives it exactly that shape.
-  void AdoptTrainedBlob(int index, const std::vector<int>& expected_shape, const char* what);
   // Every index must be a whole number in [0, input_dim): a user error if not.
   void CheckIndices(const Blob<Dtype>& indices) const;
   void RefuseBottomGradient(const std::vector<bool>& propagate_down) const;

@@ -6,6 +6,7 @@
 
 #include "crema/engine.hpp"
 #include "crema/filler.hpp"
+#include "crema/layers/learned_blobs.hpp"
 
 namespace crema {
 
@@ -17,19 +18,6 @@ int InnerProductLayer<Dtype>::CanonicalAxis(const Blob<Dtype>& bottom) const {
       axis >= -num_axes && axis < num_axes,
       "axis " << axis << " is out of range for a bottom of shape " << bottom.shape_string());
   return axis < 0 ? axis + num_axes : axis;
-}
-
-// Legacy (V1) models store weights as 1 x 1 x N x K and biases as
-// 1 x 1 x 1 x N: the same values, so leading axes of size 1 are accepted.
-template <typename Dtype>
-void InnerProductLayer<Dtype>::AdoptTrainedBlob(int index, const std::vector<int>& expected_shape,
-                                                const char* what) {
-  Blob<Dtype>& blob = *this->blobs_[index];
-  CREMA_LAYER_REQUIRE(SameShapeButLeadingOnes(blob.shape(), expected_shape),
-                      "trained " << what << " have the wrong shape: expected "
-                                 << ShapeString(expected_shape) << ", found "
-                                 << blob.shape_string());
-  blob.Reshape(expected_shape);
 }
 
 template <typename Dtype>
@@ -45,24 +33,8 @@ void InnerProductLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& botto
 
   const std::vector<int> weight_shape = transpose_ ? std::vector<int>{input_size_, num_output_}
                                                    : std::vector<int>{num_output_, input_size_};
-  const std::vector<int> bias_shape{num_output_};
-  const size_t num_blobs = bias_term_ ? 2 : 1;
-  if (!this->blobs_.empty()) {
-    CREMA_LAYER_REQUIRE(this->blobs_.size() == num_blobs,
-                        "expects " << num_blobs << " learnable blobs (weights"
-                                   << (bias_term_ ? " and bias" : "") << "), found "
-                                   << this->blobs_.size());
-    AdoptTrainedBlob(0, weight_shape, "weights");
-    if (bias_term_) AdoptTrainedBlob(1, bias_shape, "bias");
-  } else {
-    this->blobs_.resize(num_blobs);
-    this->blobs_[0].reset(new Blob<Dtype>(weight_shape));
-    GetFiller<Dtype>(param.weight_filler())->Fill(this->blobs_[0].get());
-    if (bias_term_) {
-      this->blobs_[1].reset(new Blob<Dtype>(bias_shape));
-      GetFiller<Dtype>(param.bias_filler())->Fill(this->blobs_[1].get());
-    }
-  }
+  SetUpWeightsAndBias(this, weight_shape, bias_term_, num_output_, param.weight_filler(),
+                      param.bias_filler());
   this->param_propagate_down_.resize(this->blobs_.size(), true);
 }
 

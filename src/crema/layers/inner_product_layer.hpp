@@ -35,9 +35,6 @@ class InnerProductLayer : public Layer<Dtype> {
  protected:
   // The first axis folded into K, in [0, num_axes).
   int CanonicalAxis(const Blob<Dtype>& bottom) const;
-  // Checks a learnable blob that came with the layer (trained weights) against
-  // the shape this configuration needs, and gives it exactly that shape.
-  void AdoptTrainedBlob(int index, const std::vector<int>& expected_shape, const char* what);
 
   int batch_size_ = 0;  // M: rows of the bottom matrix
   int input_size_ = 0;  // K: columns of the bottom matrix

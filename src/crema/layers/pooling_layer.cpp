@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "crema/engine.hpp"
@@ -230,6 +231,91 @@ void PoolingLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   }
 }
 
+namespace {
+
+// The output columns whose windows lie wholly inside the image's width:
+// [first, second). A kernel wider than the padded-left image has none (and
+// C++'s division would round the negative span up to one).
+std::pair<int, int> InteriorColumns(const PoolingGeometry& g) {
+  const int last_start = g.width + g.pad_w - g.kernel_w;
+  const int begin = std::min(g.pooled_width, (g.pad_w + g.stride_w - 1) / g.stride_w);
+  const int end = last_start < 0
+                      ? begin
+                      : std::max(begin, std::min(g.pooled_width, last_start / g.stride_w + 1));
+  return {begin, end};
+}
+
+// Output columns [begin, end) of a row whose windows lie wholly inside the
+// image, without a branch per comparison (a kept maximum is a select): a
+// window at a time for 2x2 and 3x3 kernels, otherwise tap by tap across the
+// row. Taps in row-major order and a strict comparison keep the first
+// maximum, as MaxEdgeWindows does.
+template <typename Dtype>
+void MaxInteriorWindows(const Dtype* in, const PoolingGeometry& g, int first_tap, int begin,
+                        int end, Dtype* out_row, int* selected_row) {
+  if (g.kernel_h == 2 && g.kernel_w == 2) {
+    MaxWindowsOfRow<2, 2>(in, g.width, first_tap, g.stride_w, begin, end, out_row, selected_row);
+    return;
+  }
+  if (g.kernel_h == 3 && g.kernel_w == 3) {
+    MaxWindowsOfRow<3, 3>(in, g.width, first_tap, g.stride_w, begin, end, out_row, selected_row);
+    return;
+  }
+  for (int pw = begin; pw < end; ++pw) {
+    out_row[pw] = in[first_tap + pw * g.stride_w];
+    selected_row[pw] = first_tap + pw * g.stride_w;
+  }
+  for (int kh = 0; kh < g.kernel_h && begin < end; ++kh) {
+    for (int kw = (kh == 0 ? 1 : 0); kw < g.kernel_w; ++kw) {
+      MaxIntoRow(in, first_tap + kh * g.width + kw, g.stride_w, begin, end, out_row, selected_row);
+    }
+  }
+}
+
+// The other columns of output row ph, whose windows the image's edge cuts
+// (padding, or a rounded-up size): the first maximum in row-major order; -1
+// for an empty window.
+template <typename Dtype>
+void MaxEdgeWindows(const Dtype* in, const PoolingGeometry& g, int ph, int skip_begin, int skip_end,
+                    Dtype* out_row, int* selected_row) {
+  for (int pw = 0; pw < g.pooled_width; ++pw) {
+    if (pw == skip_begin) pw = skip_end;
+    if (pw >= g.pooled_width) break;
+    const Window window = WindowAt(g, ph, pw);
+    int best = -1;
+    Dtype best_value = 0;
+    for (int h = window.h_begin; h < window.h_end; ++h) {
+      const Dtype* row = in + h * g.width;
+      for (int w = window.w_begin; w < window.w_end; ++w) {
+        if (best < 0 || row[w] > best_value) {
+          best = h * g.width + w;
+          best_value = row[w];
+        }
+      }
+    }
+    out_row[pw] = best_value;
+    selected_row[pw] = best;
+  }
+}
+
+// Max pooling of one plane: each output and the input index it took.
+template <typename Dtype>
+void MaxPoolPlane(const Dtype* in, const PoolingGeometry& g, std::pair<int, int> interior,
+                  Dtype* out, int* selected) {
+  for (int ph = 0; ph < g.pooled_height; ++ph) {
+    Dtype* out_row = out + ph * g.pooled_width;
+    int* selected_row = selected + ph * g.pooled_width;
+    const int h_start = ph * g.stride_h - g.pad_h;
+    const bool rows_inside = h_start >= 0 && h_start + g.kernel_h <= g.height;
+    const int begin = rows_inside ? interior.first : g.pooled_width;
+    const int end = rows_inside ? interior.second : g.pooled_width;
+    MaxInteriorWindows(in, g, h_start * g.width - g.pad_w, begin, end, out_row, selected_row);
+    MaxEdgeWindows(in, g, ph, begin, end, out_row, selected_row);
+  }
+}
+
+}  // namespace
+
 template <typename Dtype>
 void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
@@ -239,71 +325,12 @@ void PoolingLayer<Dtype>::ForwardMaxCpu(const Blob<Dtype>& bottom,
   const Dtype* in_planes = bottom.cpu_data();
   Dtype* out_planes = top[0]->mutable_cpu_data();
   int* selected_planes = static_cast<int*>(selected_index_->mutable_cpu_data());
-  // The columns whose windows lie wholly inside the image's width.
-  // A kernel wider than the padded-left image has no such column (and C++'s
-  // division would round the negative span up to one).
-  const int last_start = g.width + g.pad_w - g.kernel_w;
-  const int interior_begin = std::min(g.pooled_width, (g.pad_w + g.stride_w - 1) / g.stride_w);
-  const int interior_end =
-      last_start < 0
-          ? interior_begin
-          : std::max(interior_begin, std::min(g.pooled_width, last_start / g.stride_w + 1));
+  const std::pair<int, int> interior = InteriorColumns(g);
   ParallelForPlanes(num_planes_, plane_size, [&](int first, int end) {
     for (int plane = first; plane < end; ++plane) {
-      const Dtype* in = in_planes + static_cast<size_t>(plane) * plane_size;
-      Dtype* out = out_planes + static_cast<size_t>(plane) * pooled_plane;
-      int* selected = selected_planes + static_cast<size_t>(plane) * pooled_plane;
-      for (int ph = 0; ph < g.pooled_height; ++ph) {
-        Dtype* out_row = out + ph * g.pooled_width;
-        int* selected_row = selected + ph * g.pooled_width;
-        const int h_start = ph * g.stride_h - g.pad_h;
-        const bool rows_inside = h_start >= 0 && h_start + g.kernel_h <= g.height;
-        const int fast_begin = rows_inside ? interior_begin : g.pooled_width;
-        const int fast_end = rows_inside ? interior_end : g.pooled_width;
-        // Windows wholly inside, without a branch per comparison (a kept
-        // maximum is a select): a window at a time for 2x2 and 3x3 kernels,
-        // otherwise tap by tap across the row. Taps in row-major order and a
-        // strict comparison keep the first maximum, as the general path does.
-        const int first_tap = h_start * g.width - g.pad_w;
-        if (g.kernel_h == 2 && g.kernel_w == 2) {
-          MaxWindowsOfRow<2, 2>(in, g.width, first_tap, g.stride_w, fast_begin, fast_end, out_row,
-                                selected_row);
-        } else if (g.kernel_h == 3 && g.kernel_w == 3) {
-          MaxWindowsOfRow<3, 3>(in, g.width, first_tap, g.stride_w, fast_begin, fast_end, out_row,
-                                selected_row);
-        } else {
-          for (int pw = fast_begin; pw < fast_end; ++pw) {
-            out_row[pw] = in[first_tap + pw * g.stride_w];
-            selected_row[pw] = first_tap + pw * g.stride_w;
-          }
-          for (int kh = 0; kh < g.kernel_h && fast_begin < fast_end; ++kh) {
-            for (int kw = (kh == 0 ? 1 : 0); kw < g.kernel_w; ++kw) {
-              MaxIntoRow(in, first_tap + kh * g.width + kw, g.stride_w, fast_begin, fast_end,
-                         out_row, selected_row);
-            }
-          }
-        }
-        // Windows cut by the image's edge (padding, or a rounded-up size):
-        // the first maximum in row-major order; -1 for an empty window.
-        for (int pw = 0; pw < g.pooled_width; ++pw) {
-          if (pw == fast_begin) pw = fast_end;
-          if (pw >= g.pooled_width) break;
-          const Window window = WindowAt(g, ph, pw);
-          int best = -1;
-          Dtype best_value = 0;
-          for (int h = window.h_begin; h < window.h_end; ++h) {
-            const Dtype* row = in + h * g.width;
-            for (int w = window.w_begin; w < window.w_end; ++w) {
-              if (best < 0 || row[w] > best_value) {
-                best = h * g.width + w;
-                best_value = row[w];
-              }
-            }
-          }
-          out_row[pw] = best_value;
-          selected_row[pw] = best;
-        }
-      }
+      MaxPoolPlane(in_planes + static_cast<size_t>(plane) * plane_size, g, interior,
+                   out_planes + static_cast<size_t>(plane) * pooled_plane,
+                   selected_planes + static_cast<size_t>(plane) * pooled_plane);
     }
   });
   if (top.size() > 1) {

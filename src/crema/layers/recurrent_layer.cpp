@@ -328,11 +328,11 @@ void RecurrentLayer<Dtype>::AdoptUnrolledNetParams() {
                                      << ShapeString(expected.shape()));
     blob.Reshape(expected.shape());
   }
-  ShareParamsWithUnrolledNet();
+  AliasParamsInUnrolledNet();
 }
 
 template <typename Dtype>
-void RecurrentLayer<Dtype>::ShareParamsWithUnrolledNet() {
+void RecurrentLayer<Dtype>::AliasParamsInUnrolledNet() {
   const auto& params = unrolled_net_->params();
   const auto& owners = unrolled_net_->param_owners();
   for (size_t k = 0; k < params.size(); ++k) {
@@ -379,11 +379,11 @@ void RecurrentLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
     num_streams_ = bottom[0]->shape(1);
     ResetCarriedStates();
   }
-  ShareInputsAndOutputs(bottom, top);
+  AliasInputsAndOutputs(bottom, top);
 }
 
 template <typename Dtype>
-void RecurrentLayer<Dtype>::ShareInputsAndOutputs(const std::vector<Blob<Dtype>*>& bottom,
+void RecurrentLayer<Dtype>::AliasInputsAndOutputs(const std::vector<Blob<Dtype>*>& bottom,
                                                   const std::vector<Blob<Dtype>*>& top) {
   // Inputs share the bottoms' data but keep their own diffs: Backward hands
   // them on only where propagate_down asks for them.
@@ -405,11 +405,11 @@ void RecurrentLayer<Dtype>::ShareInputsAndOutputs(const std::vector<Blob<Dtype>*
   if (expose_hidden_) {
     for (size_t i = 0; i < final_states_.size(); ++i) top[1 + i]->ReshapeLike(*final_states_[i]);
   }
-  ShareOutputs(top);
+  AliasOutputs(top);
 }
 
 template <typename Dtype>
-void RecurrentLayer<Dtype>::ShareOutputs(const std::vector<Blob<Dtype>*>& top) {
+void RecurrentLayer<Dtype>::AliasOutputs(const std::vector<Blob<Dtype>*>& top) {
   top[0]->ShareData(*output_);
   top[0]->ShareDiff(*output_);
   if (expose_hidden_) {
@@ -425,7 +425,7 @@ void RecurrentLayer<Dtype>::ShareOutputs(const std::vector<Blob<Dtype>*>& top) {
 template <typename Dtype>
 void RecurrentLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
-  ShareParamsWithUnrolledNet();
+  AliasParamsInUnrolledNet();
   if (!expose_hidden_) {
     for (size_t i = 0; i < carried_states_.size(); ++i) {
       initial_states_[i]->CopyFrom(*carried_states_[i]);
@@ -434,7 +434,7 @@ void RecurrentLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   unrolled_net_->Forward();
   // The final states (and the output of one step) are Split tops, which
   // take their bottoms' memory only as they run forward.
-  ShareOutputs(top);
+  AliasOutputs(top);
   if (!expose_hidden_) {
     for (size_t i = 0; i < carried_states_.size(); ++i) {
       carried_states_[i]->CopyFrom(*final_states_[i]);

@@ -107,17 +107,17 @@ class RecurrentLayer : public Layer<Dtype> {
   // Points every parameter of the unrolled net, each step's copy included,
   // at the memory of blobs_ (which a test net sharing a train net's weights
   // may have replaced since).
-  void ShareParamsWithUnrolledNet();
+  void AliasParamsInUnrolledNet();
   // The unrolled layers compute a parameter's gradient only where this
   // layer's param_propagate_down allows.
   void SyncParamPropagateDown();
   // Shapes the unrolled net for the bottoms, makes its inputs use the
   // bottoms' data and the tops use its outputs.
-  void ShareInputsAndOutputs(const std::vector<Blob<Dtype>*>& bottom,
+  void AliasInputsAndOutputs(const std::vector<Blob<Dtype>*>& bottom,
                              const std::vector<Blob<Dtype>*>& top);
   // Makes the tops use the memory of the unrolled net's output and final
   // states (their gradients stay put; their data moves as the net runs).
-  void ShareOutputs(const std::vector<Blob<Dtype>*>& top);
+  void AliasOutputs(const std::vector<Blob<Dtype>*>& top);
   // The carried states start at zero for a new number of streams.
   void ResetCarriedStates();
 

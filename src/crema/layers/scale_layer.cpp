@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "crema/filler.hpp"
+#include "crema/layers/learned_blobs.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -20,23 +21,9 @@ void ScaleLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
 template <typename Dtype>
 void ScaleLayer<Dtype>::CreateLearnedScale(const std::vector<Blob<Dtype>*>& bottom) {
   const ScaleParameter& param = this->layer_param_.scale_param();
-  const int bottom_axes = bottom[0]->num_axes();
-  CREMA_LAYER_REQUIRE(param.axis() >= -bottom_axes && param.axis() < bottom_axes,
-                      "axis " << param.axis() << " is out of range for bottom[0] of shape "
-                              << bottom[0]->shape_string());
-  const int axis = bottom[0]->CanonicalAxisIndex(param.axis());
-  CREMA_LAYER_REQUIRE(
-      param.num_axes() >= -1,
-      "num_axes must be -1 (to the last axis) or non-negative, got " << param.num_axes());
-  const int end_axis = param.num_axes() == -1 ? bottom_axes : axis + param.num_axes();
-  CREMA_LAYER_REQUIRE(end_axis <= bottom_axes,
-                      "axis " << axis << " with num_axes " << param.num_axes()
-                              << " runs past the last axis of bottom[0] of shape "
-                              << bottom[0]->shape_string());
-  const std::vector<int> scale_shape(bottom[0]->shape().begin() + axis,
-                                     bottom[0]->shape().begin() + end_axis);
   this->blobs_.resize(1);
-  this->blobs_[0].reset(new Blob<Dtype>(scale_shape));
+  this->blobs_[0].reset(
+      new Blob<Dtype>(AxesShape(*this, *bottom[0], param.axis(), param.num_axes())));
   // Unlike a bias, a scale starts as the identity.
   FillerParameter filler_param = param.filler();
   if (!param.has_filler()) filler_param.set_value(1);

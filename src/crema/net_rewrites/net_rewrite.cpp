@@ -21,7 +21,7 @@ std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph) {
   std::vector<typename Net<Dtype>::Seam> seams;
   FoldBatchNormsIntoScales(graph, &seams);
   HandBlockedOutputsToScales(graph, &seams);
-  ShareEltwiseGradients(graph, &seams);
+  LendEltwiseGradients(graph, &seams);
   return seams;
 }
 

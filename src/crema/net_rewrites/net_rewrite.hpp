@@ -64,7 +64,7 @@ template <typename Dtype>
 void HandBlockedOutputsToScales(NetGraph<Dtype>& graph,
                                 std::vector<typename Net<Dtype>::Seam>* seams);
 template <typename Dtype>
-void ShareEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
+void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
 
 }  // namespace crema
 

@@ -48,9 +48,9 @@ void ForBlocks(int n, int min_block, const Fn& fn) {
 
 // Overloads that pick the single- or double-precision CBLAS routine, so each
 // math function below is written once as a template.
-// Single precision goes to oneDNN's GEMM where it is built: 2-3x OpenBLAS's
-// single-thread speed on the shapes of convolution and inner-product layers
-// on AVX-512 machines (scripts/bench/gemm_engines.sh).
+// Single precision goes to oneDNN's GEMM where it is built: faster than
+// OpenBLAS's on the shapes of convolution and inner-product layers
+// (scripts/bench/gemm_engines.sh; figures in docs/bench-report.md).
 // A product over K = 0 (a layer over 0 channels or items) is the empty sum:
 // C = beta * C. BLAS refuses the leading dimension 0 such shapes carry, and
 // an empty C needs nothing. True when the product was of that kind.
@@ -120,8 +120,8 @@ inline double blas_asum(int N, const double* x) { return cblas_dasum(N, x, 1); }
 // the caches (an inner product's forward pass over a small batch: A the batch,
 // B the weights): computed as C^T = B * A^T, B's rows split over the pool, then
 // transposed into C. The GEMM kernels stream a big B as the left operand
-// without the packing they give a right operand: AlexNet's fc6 at batch 10
-// ran in 10 ms instead of 14-19 (scripts/bench/big_nets_vs_pytorch.sh).
+// without the packing they give a right operand, which pays where B is read
+// once per call (scripts/bench/big_nets_vs_pytorch.sh, AlexNet's fc6).
 // Each entry of C is still one dot product; only its place in memory moves.
 template <typename Dtype>
 void GemmFewRowsByStreamedB(int M, int N, int K, Dtype alpha, const Dtype* A, const Dtype* B,

@@ -54,12 +54,11 @@ void CpuRelax() {
 }
 
 // Polls ready() until it holds, for at most about 50 microseconds, yielding
-// the core between polls. A thread that sleeps instead pays a futex wake-up (tens
-// of microseconds on these machines) at nearly every kernel of a training
-// step. LeNet's training, images/s, medians of 4 rounds: 8,900 sleeping at
-// once, 9,900 polling 20 us, 10,300 polling 80 us, slower again at 500 us.
-// Without the yields, the data layer's prefetch thread waited for the core
-// and the net waited for batches (scripts/bench/data_pipeline.sh).
+// the core between polls: a thread that sleeps at once pays a futex wake-up
+// at nearly every kernel of a training step, and one that polls much longer
+// takes the core from others. The yields leave the data layer's prefetch
+// thread its share of the core (scripts/bench/data_pipeline.sh; the
+// measurements behind the 50 are in docs/bench-report.md).
 template <typename Ready>
 void SpinUntil(const Ready& ready) {
   constexpr auto kSpin = std::chrono::microseconds(50);
