@@ -4,12 +4,12 @@
 
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_twin_impl.hpp"
 #include "crema/engine.hpp"
 
 namespace crema {
 
-template <typename Dtype>
-struct DnnlBatchNormLayer<Dtype>::Primitives {
+struct DnnlBatchNormPrimitives {
   dnnl::memory::desc data;        // [num, channels, spatial, 1]
   dnnl::memory::desc statistics;  // [channels]
   dnnl::batch_normalization_forward forward;
@@ -17,64 +17,45 @@ struct DnnlBatchNormLayer<Dtype>::Primitives {
 };
 
 template <typename Dtype>
-DnnlBatchNormLayer<Dtype>::DnnlBatchNormLayer(const LayerParameter& param, bool)
-    : BatchNormLayer<Dtype>(param) {
-  static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
+DnnlBatchNormLayer<Dtype>::DnnlBatchNormLayer(const LayerParameter& param, bool for_default)
+    : DnnlTwin<Dtype, BatchNormLayer, DnnlBatchNormPrimitives>(param, for_default) {}
+
+template <typename Dtype>
+std::vector<int> DnnlBatchNormLayer<Dtype>::PrimitiveShape(const std::vector<Blob<Dtype>*>&) const {
+  return {this->num_, this->channels_, this->spatial_dim_, 1};
 }
 
 template <typename Dtype>
-DnnlBatchNormLayer<Dtype>::~DnnlBatchNormLayer() = default;
-
-template <typename Dtype>
-void DnnlBatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
-                                        const std::vector<Blob<Dtype>*>& top) {
-  BatchNormLayer<Dtype>::Reshape(bottom, top);
-  if (bottom[0] == top[0]) bottom_copy_.ReshapeLike(*bottom[0]);
-  const std::vector<int> shape{this->num_, this->channels_, this->spatial_dim_, 1};
-  if (shape == primitive_shape_) return;
-  primitive_shape_ = shape;
-  MakePrimitives(bottom);
-}
-
-template <typename Dtype>
-void DnnlBatchNormLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom) {
-  primitives_.reset();
-  if (bottom[0]->count() == 0) return;
-  std::unique_ptr<Primitives> p(new Primitives());
-  p->data = PlainDesc(primitive_shape_);
+bool DnnlBatchNormLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
+                                               const std::vector<Blob<Dtype>*>&,
+                                               DnnlBatchNormPrimitives* p) {
+  if (bottom[0]->count() == 0) return false;
+  p->data = PlainDesc(PrimitiveShape(bottom));
   p->statistics = PlainDesc({this->channels_});
   // No learned scale and shift (Caffe's BatchNorm has none; a Scale layer does that).
   const auto flags = this->use_global_stats_ ? dnnl::normalization_flags::use_global_stats
                                              : dnnl::normalization_flags::none;
   const float eps = this->eps_;
-  try {
-    DnnlUseThreadBudget();
-    dnnl::batch_normalization_forward::primitive_desc forward_pd(
-        dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, p->data, eps,
-                                                flags),
-        DnnlEngine());
-    p->forward = dnnl::batch_normalization_forward(forward_pd);
-    p->backward =
-        dnnl::batch_normalization_backward(dnnl::batch_normalization_backward::primitive_desc(
-            dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward_data, p->data,
-                                                     p->data, eps, flags),
-            DnnlEngine(), forward_pd));
-  } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << this->layer_param_.name()
-                 << "': oneDNN has no batch normalisation here (" << e.what()
-                 << "); the reference body runs";
-    return;
-  }
-  primitives_ = std::move(p);
+  dnnl::batch_normalization_forward::primitive_desc forward_pd(
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, p->data, eps,
+                                              flags),
+      DnnlEngine());
+  p->forward = dnnl::batch_normalization_forward(forward_pd);
+  p->backward =
+      dnnl::batch_normalization_backward(dnnl::batch_normalization_backward::primitive_desc(
+          dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward_data, p->data, p->data,
+                                                   eps, flags),
+          DnnlEngine(), forward_pd));
+  return true;
 }
 
 template <typename Dtype>
 void DnnlBatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                             const std::vector<Blob<Dtype>*>& top) {
-  if (!primitives_) return BatchNormLayer<Dtype>::Forward_cpu(bottom, top);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_) return BatchNormLayer<Dtype>::Forward_cpu(bottom, top);
+  const DnnlBatchNormPrimitives& p = *this->primitives_;
   const int channels = this->channels_;
-  if (bottom[0] == top[0]) bottom_copy_.CopyFrom(*bottom[0]);
+  if (bottom[0] == top[0]) bottom_copy_.CopyFrom(*bottom[0], false, true);
   Dtype* mean = this->mean_.mutable_cpu_data();
   Dtype* variance = this->variance_.mutable_cpu_data();
   if (this->use_global_stats_) {
@@ -98,9 +79,9 @@ template <typename Dtype>
 void DnnlBatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                              const std::vector<bool>& propagate_down,
                                              const std::vector<Blob<Dtype>*>& bottom) {
-  if (!primitives_) return BatchNormLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  if (!this->primitives_) return BatchNormLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
   if (!propagate_down[0]) return;
-  const Primitives& p = *primitives_;
+  const DnnlBatchNormPrimitives& p = *this->primitives_;
   const Blob<Dtype>& input = bottom[0] == top[0] ? bottom_copy_ : *bottom[0];
   DnnlRun(p.backward, {{DNNL_ARG_SRC, Wrap(p.data, input.cpu_data())},
                        {DNNL_ARG_MEAN, Wrap(p.statistics, this->mean_.cpu_data())},
@@ -109,6 +90,7 @@ void DnnlBatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& to
                        {DNNL_ARG_DIFF_SRC, Wrap(p.data, bottom[0]->mutable_cpu_diff())}});
 }
 
+template class DnnlTwin<float, BatchNormLayer, DnnlBatchNormPrimitives>;
 template class DnnlBatchNormLayer<float>;
 REGISTER_DNNL_LAYER(BatchNorm);
 

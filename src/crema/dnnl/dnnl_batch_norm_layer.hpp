@@ -8,34 +8,31 @@
 #include <memory>
 #include <vector>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 
 namespace crema {
 
+struct DnnlBatchNormPrimitives;
+
 template <typename Dtype>
-class DnnlBatchNormLayer : public BatchNormLayer<Dtype> {
+class DnnlBatchNormLayer : public DnnlTwin<Dtype, BatchNormLayer, DnnlBatchNormPrimitives> {
  public:
   // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
   // serves (the types default_policy.hpp gives this twin at all).
   explicit DnnlBatchNormLayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlBatchNormLayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlBatchNormPrimitives* p) override;
+  const char* DnnlOperation() const override { return "batch normalisation"; }
+  std::vector<int> PrimitiveShape(const std::vector<Blob<Dtype>*>& bottom) const override;
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
  private:
-  struct Primitives;
-  void MakePrimitives(const std::vector<Blob<Dtype>*>& bottom);
-
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
   // In place, the backward pass needs the input the forward pass overwrote.
   Blob<Dtype> bottom_copy_;
 };

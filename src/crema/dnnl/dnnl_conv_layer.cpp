@@ -6,12 +6,12 @@
 
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_twin_impl.hpp"
 #include "crema/engine.hpp"
 
 namespace crema {
 
-template <typename Dtype>
-struct DnnlConvolutionLayer<Dtype>::Primitives {
+struct DnnlConvolutionPrimitives {
   dnnl::memory::desc src, weights, bias, dst;  // the blobs' (plain) layouts
   dnnl::convolution_forward forward;
   dnnl::convolution_backward_data backward_data;
@@ -21,22 +21,7 @@ struct DnnlConvolutionLayer<Dtype>::Primitives {
 
 template <typename Dtype>
 DnnlConvolutionLayer<Dtype>::DnnlConvolutionLayer(const LayerParameter& param, bool for_default)
-    : ConvolutionLayer<Dtype>(param), for_default_(for_default) {
-  static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
-}
-
-template <typename Dtype>
-DnnlConvolutionLayer<Dtype>::~DnnlConvolutionLayer() = default;
-
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
-                                          const std::vector<Blob<Dtype>*>& top) {
-  ConvolutionLayer<Dtype>::Reshape(bottom, top);
-  if (bottom[0]->shape() == primitive_shape_) return;
-  primitive_shape_ = bottom[0]->shape();
-  blocked_output_.Take();  // blocks of the old shape, in a buffer about to go
-  MakePrimitives(*bottom[0], *top[0]);
-}
+    : DnnlTwin<Dtype, ConvolutionLayer, DnnlConvolutionPrimitives>(param, for_default) {}
 
 template <typename Dtype>
 bool DnnlConvolutionLayer<Dtype>::Winograd() const {
@@ -47,40 +32,41 @@ bool DnnlConvolutionLayer<Dtype>::Winograd() const {
 }
 
 template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::MakePrimitives(const Blob<Dtype>& bottom,
-                                                 const Blob<Dtype>& top) {
-  primitives_.reset();
+bool DnnlConvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
+                                                 const std::vector<Blob<Dtype>*>& top,
+                                                 DnnlConvolutionPrimitives* p) {
+  blocked_output_.Take();  // blocks of the old shape, in a buffer about to go
   winograd_ = false;
-  if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom.num_axes() != 4) return;
   reference_for_bottom_gradient_ = false;
+  if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4) {
+    return false;
+  }
   const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
+  DescribePlain(*bottom[0], *top[0], p);
   // Winograd was asked for: oneDNN's, whatever engine DEFAULT would choose.
   if (Winograd()) {
-    std::string why;
-    if (TryMakePrimitives(bottom, top, true, &why)) {
+    try {
+      MakeTrainingPrimitives(true, p);
       winograd_ = true;
-      return;
+      return true;
+    } catch (const dnnl::error& e) {
+      LOG_IF(WARNING, !warned_no_winograd_)
+          << "layer '" << this->layer_param_.name()
+          << "': convolution_algorithm WINOGRAD: oneDNN has no Winograd convolution for this "
+             "shape on this CPU ("
+          << e.what() << "); the layer multiplies directly";
+      warned_no_winograd_ = true;
     }
-    LOG_IF(WARNING, !warned_no_winograd_)
-        << "layer '" << this->layer_param_.name()
-        << "': convolution_algorithm WINOGRAD: oneDNN has no Winograd convolution for this "
-           "shape on this CPU ("
-        << why << "); the layer multiplies directly";
-    warned_no_winograd_ = true;
   }
-  if (for_default_) {
+  if (this->for_default_) {
     const int group = this->group_;
     const DefaultConvolutionBody body =
         DefaultConvolution(this->channels_ / group, this->num_output_ / group, this->is_1x1_, bf16);
-    if (body == DefaultConvolutionBody::kReference) return;
+    if (body == DefaultConvolutionBody::kReference) return false;
     reference_for_bottom_gradient_ = body == DefaultConvolutionBody::kDnnlButBottomGradient;
   }
-  std::string why;
-  if (!TryMakePrimitives(bottom, top, false, &why)) {
-    LOG(WARNING) << "layer '" << this->layer_param_.name()
-                 << "': oneDNN has no convolution for this shape (" << why
-                 << "); the reference body runs";
-  }
+  MakeTrainingPrimitives(false, p);
+  return true;
 }
 
 namespace {
@@ -111,7 +97,8 @@ Windows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride
 // while the results (top, bottom gradient, weight gradient) and the bias stay
 // float. Throws dnnl::error where oneDNN has none.
 template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd, Primitives* p) const {
+void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd,
+                                                         DnnlConvolutionPrimitives* p) const {
   const Windows w = WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
                               this->input_spatial_shape_, this->output_spatial_shape_);
   const auto algorithm =
@@ -121,7 +108,6 @@ void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd, Primitiv
     return dnnl::memory::desc(plain.dims(), type, dnnl::memory::format_tag::any);
   };
   const Type operand = bf16_ ? Type::bf16 : Type::f32;
-  DnnlUseThreadBudget();
   const dnnl::memory::desc src = chosen(p->src, operand), weights = chosen(p->weights, operand),
                            dst = chosen(p->dst, Type::f32), diff_dst = chosen(p->dst, operand),
                            diff_src = chosen(p->src, Type::f32),
@@ -145,10 +131,8 @@ void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd, Primitiv
 }
 
 template <typename Dtype>
-bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
-                                                    const Blob<Dtype>& top, bool winograd,
-                                                    std::string* why) {
-  std::unique_ptr<Primitives> p(new Primitives());
+void DnnlConvolutionLayer<Dtype>::DescribePlain(const Blob<Dtype>& bottom, const Blob<Dtype>& top,
+                                                DnnlConvolutionPrimitives* p) const {
   p->src = PlainDesc(bottom.shape());
   p->dst = PlainDesc(top.shape());
   const int group = this->group_;
@@ -157,23 +141,19 @@ bool DnnlConvolutionLayer<Dtype>::TryMakePrimitives(const Blob<Dtype>& bottom,
   p->weights = group == 1 ? PlainDesc({out, in, kh, kw})
                           : PlainDesc({group, out / group, in / group, kh, kw});
   if (this->bias_term_) p->bias = PlainDesc({out});
-  try {
-    MakeTrainingPrimitives(winograd, p.get());
-  } catch (const dnnl::error& e) {
-    *why = e.what();
-    return false;
-  }
+}
+
+template <typename Dtype>
+void DnnlConvolutionLayer<Dtype>::PrimitivesMade() {
   weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
   if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
-  primitives_ = std::move(p);
-  return true;
 }
 
 template <typename Dtype>
 void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                               const std::vector<Blob<Dtype>*>& top) {
-  if (!primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
+  const DnnlConvolutionPrimitives& p = *this->primitives_;
   for (size_t i = 0; i < bottom.size(); ++i) {
     Dtype* top_data = top[i]->mutable_cpu_data();
     std::unordered_map<int, dnnl::memory> args{
@@ -192,7 +172,7 @@ void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
 
 template <typename Dtype>
 void DnnlConvolutionLayer<Dtype>::FinishHandedOutput(Blob<Dtype>* top) {
-  if (blocked_output_.Take()) primitives_->args.forward_dst.Finish(top->mutable_cpu_data());
+  if (blocked_output_.Take()) this->primitives_->args.forward_dst.Finish(top->mutable_cpu_data());
 }
 
 template <typename Dtype>
@@ -201,10 +181,10 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
                                                const std::vector<Blob<Dtype>*>& bottom) {
   const bool bottom_gradient =
       std::find(propagate_down.begin(), propagate_down.end(), true) != propagate_down.end();
-  if (!primitives_ || (reference_for_bottom_gradient_ && bottom_gradient)) {
+  if (!this->primitives_ || (reference_for_bottom_gradient_ && bottom_gradient)) {
     return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
   }
-  const Primitives& p = *primitives_;
+  const DnnlConvolutionPrimitives& p = *this->primitives_;
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
   // Reorders cost memory traffic: the forward pass's reordered bottom serves
@@ -245,6 +225,7 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   }
 }
 
+template class DnnlTwin<float, ConvolutionLayer, DnnlConvolutionPrimitives>;
 template class DnnlConvolutionLayer<float>;
 REGISTER_DNNL_LAYER(Convolution);
 

@@ -14,30 +14,28 @@
 #include <vector>
 
 #include "crema/dnnl/blocked_output.hpp"
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/conv_layer.hpp"
 
 namespace crema {
 
+struct DnnlConvolutionPrimitives;
+
 template <typename Dtype>
-class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
+class DnnlConvolutionLayer : public DnnlTwin<Dtype, ConvolutionLayer, DnnlConvolutionPrimitives> {
  public:
   // for_default (engine DEFAULT): the body DefaultConvolution chooses for
   // each shape (default_policy.hpp).
   explicit DnnlConvolutionLayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlConvolutionLayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
   // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
   // avx512_bf16: bfloat16 operands, float results and gradients; every
   // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's
   // float choices on first layers and mostly padded channels, where bf16
   // loses).
-  bool uses_bf16() const { return uses_dnnl() && bf16_; }
+  bool uses_bf16() const { return this->uses_dnnl() && bf16_; }
   // Whether it runs oneDNN's Winograd convolution (convolution_algorithm
   // WINOGRAD on a shape and CPU oneDNN has it for: see crema.proto).
-  bool uses_winograd() const { return uses_dnnl() && winograd_; }
+  bool uses_winograd() const { return this->uses_dnnl() && winograd_; }
   // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
   // and hand it over where they can (one bottom, a top of 16-channel blocks
   // moved by channel_blocks), for the layer that takes it (the rewrite
@@ -51,27 +49,26 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   void FinishHandedOutput(Blob<Dtype>* top);
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlConvolutionPrimitives* p) override;
+  void PrimitivesMade() override;
+  const char* DnnlOperation() const override { return "convolution"; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
  private:
-  struct Primitives;
-  // Makes the primitives for this bottom shape, or none if unsupported.
-  void MakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top);
-  // Makes them with Winograd's algorithm or the direct one; false, with
-  // oneDNN's reason in *why, where oneDNN has none for this shape on this CPU.
-  bool TryMakePrimitives(const Blob<Dtype>& bottom, const Blob<Dtype>& top, bool winograd,
-                         std::string* why);
+  // The blobs' plain layouts into p.
+  void DescribePlain(const Blob<Dtype>& bottom, const Blob<Dtype>& top,
+                     DnnlConvolutionPrimitives* p) const;
   // Makes the forward and both backward primitives into p, whose plain
   // descriptors are set; throws dnnl::error where oneDNN has none.
-  void MakeTrainingPrimitives(bool winograd, Primitives* p) const;
+  void MakeTrainingPrimitives(bool winograd, DnnlConvolutionPrimitives* p) const;
   // Whether WINOGRAD is asked for and the kernel is one it takes (3x3,
   // stride 1, undilated, one group, float).
   bool Winograd() const;
 
-  const bool for_default_;
   // Engine DEFAULT on a first-layer shape: see DefaultConvolution.
   bool reference_for_bottom_gradient_ = false;
   bool bf16_ = false;
@@ -80,8 +77,6 @@ class DnnlConvolutionLayer : public ConvolutionLayer<Dtype> {
   bool warned_no_winograd_ = false;
   bool hand_over_output_ = false;
   BlockedOutput blocked_output_;
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
   Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
 };

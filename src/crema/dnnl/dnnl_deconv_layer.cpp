@@ -4,12 +4,12 @@
 
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_twin_impl.hpp"
 #include "crema/engine.hpp"
 
 namespace crema {
 
-template <typename Dtype>
-struct DnnlDeconvolutionLayer<Dtype>::Primitives {
+struct DnnlDeconvolutionPrimitives {
   dnnl::memory::desc src, weights, bias, dst;
   dnnl::deconvolution_forward forward;
   dnnl::deconvolution_backward_data backward_data;
@@ -17,28 +17,15 @@ struct DnnlDeconvolutionLayer<Dtype>::Primitives {
 };
 
 template <typename Dtype>
-DnnlDeconvolutionLayer<Dtype>::DnnlDeconvolutionLayer(const LayerParameter& param, bool)
-    : DeconvolutionLayer<Dtype>(param) {
-  static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
-}
+DnnlDeconvolutionLayer<Dtype>::DnnlDeconvolutionLayer(const LayerParameter& param, bool for_default)
+    : DnnlTwin<Dtype, DeconvolutionLayer, DnnlDeconvolutionPrimitives>(param, for_default) {}
 
 template <typename Dtype>
-DnnlDeconvolutionLayer<Dtype>::~DnnlDeconvolutionLayer() = default;
-
-template <typename Dtype>
-void DnnlDeconvolutionLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
-                                            const std::vector<Blob<Dtype>*>& top) {
-  DeconvolutionLayer<Dtype>::Reshape(bottom, top);
-  if (bottom[0]->shape() == primitive_shape_) return;
-  primitive_shape_ = bottom[0]->shape();
-  MakePrimitives(bottom);
-}
-
-template <typename Dtype>
-void DnnlDeconvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom) {
-  primitives_.reset();
+bool DnnlDeconvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
+                                                   const std::vector<Blob<Dtype>*>&,
+                                                   DnnlDeconvolutionPrimitives* p) {
   if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4) {
-    return;
+    return false;
   }
   std::vector<int> top_shape = bottom[0]->shape();
   top_shape[1] = this->num_output_;
@@ -55,7 +42,6 @@ void DnnlDeconvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>
     pad_left.push_back(this->pad_[axis]);
     pad_right.push_back(RightPadding(output, input, extent, this->stride_[axis], this->pad_[axis]));
   }
-  std::unique_ptr<Primitives> p(new Primitives());
   p->src = PlainDesc(bottom[0]->shape());
   p->dst = PlainDesc(top_shape);
   // Caffe keeps [in, out / group, kh, kw]; oneDNN's dims are [(group,) out, in, kh, kw].
@@ -65,42 +51,37 @@ void DnnlDeconvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>
                           : StridedDesc({group, out, in, kh, kw},
                                         {in * out * plane, plane, out * plane, kw, 1});
   if (this->bias_term_) p->bias = PlainDesc({this->num_output_});
-  try {
-    DnnlUseThreadBudget();
-    const auto algorithm = dnnl::algorithm::deconvolution_direct;
-    dnnl::deconvolution_forward::primitive_desc forward_pd(
-        dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, p->src,
-                                          p->weights, p->bias, p->dst, strides, dilates, pad_left,
-                                          pad_right),
-        DnnlEngine());
-    p->forward = dnnl::deconvolution_forward(forward_pd);
-    p->backward_data =
-        dnnl::deconvolution_backward_data(dnnl::deconvolution_backward_data::primitive_desc(
-            dnnl::deconvolution_backward_data::desc(algorithm, p->src, p->weights, p->dst, strides,
-                                                    dilates, pad_left, pad_right),
-            DnnlEngine(), forward_pd));
-    p->backward_weights =
-        dnnl::deconvolution_backward_weights(dnnl::deconvolution_backward_weights::primitive_desc(
-            dnnl::deconvolution_backward_weights::desc(algorithm, p->src, p->weights, p->bias,
-                                                       p->dst, strides, dilates, pad_left,
-                                                       pad_right),
-            DnnlEngine(), forward_pd));
-  } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << this->layer_param_.name()
-                 << "': oneDNN has no deconvolution for this shape (" << e.what()
-                 << "); the reference body runs";
-    return;
-  }
+  const auto algorithm = dnnl::algorithm::deconvolution_direct;
+  dnnl::deconvolution_forward::primitive_desc forward_pd(
+      dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, p->src,
+                                        p->weights, p->bias, p->dst, strides, dilates, pad_left,
+                                        pad_right),
+      DnnlEngine());
+  p->forward = dnnl::deconvolution_forward(forward_pd);
+  p->backward_data =
+      dnnl::deconvolution_backward_data(dnnl::deconvolution_backward_data::primitive_desc(
+          dnnl::deconvolution_backward_data::desc(algorithm, p->src, p->weights, p->dst, strides,
+                                                  dilates, pad_left, pad_right),
+          DnnlEngine(), forward_pd));
+  p->backward_weights =
+      dnnl::deconvolution_backward_weights(dnnl::deconvolution_backward_weights::primitive_desc(
+          dnnl::deconvolution_backward_weights::desc(algorithm, p->src, p->weights, p->bias, p->dst,
+                                                     strides, dilates, pad_left, pad_right),
+          DnnlEngine(), forward_pd));
+  return true;
+}
+
+template <typename Dtype>
+void DnnlDeconvolutionLayer<Dtype>::PrimitivesMade() {
   weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
   if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
-  primitives_ = std::move(p);
 }
 
 template <typename Dtype>
 void DnnlDeconvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                                 const std::vector<Blob<Dtype>*>& top) {
-  if (!primitives_) return DeconvolutionLayer<Dtype>::Forward_cpu(bottom, top);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_) return DeconvolutionLayer<Dtype>::Forward_cpu(bottom, top);
+  const DnnlDeconvolutionPrimitives& p = *this->primitives_;
   for (size_t i = 0; i < bottom.size(); ++i) {
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, Wrap(p.src, bottom[i]->cpu_data())},
@@ -115,8 +96,9 @@ template <typename Dtype>
 void DnnlDeconvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                                  const std::vector<bool>& propagate_down,
                                                  const std::vector<Blob<Dtype>*>& bottom) {
-  if (!primitives_) return DeconvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_)
+    return DeconvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  const DnnlDeconvolutionPrimitives& p = *this->primitives_;
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
   for (size_t i = 0; i < top.size(); ++i) {
@@ -141,6 +123,7 @@ void DnnlDeconvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>
   }
 }
 
+template class DnnlTwin<float, DeconvolutionLayer, DnnlDeconvolutionPrimitives>;
 template class DnnlDeconvolutionLayer<float>;
 REGISTER_DNNL_LAYER(Deconvolution);
 

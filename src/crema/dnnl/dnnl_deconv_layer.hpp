@@ -8,34 +8,32 @@
 #include <memory>
 #include <vector>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/deconv_layer.hpp"
 
 namespace crema {
 
+struct DnnlDeconvolutionPrimitives;
+
 template <typename Dtype>
-class DnnlDeconvolutionLayer : public DeconvolutionLayer<Dtype> {
+class DnnlDeconvolutionLayer
+    : public DnnlTwin<Dtype, DeconvolutionLayer, DnnlDeconvolutionPrimitives> {
  public:
   // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
   // serves (the types default_policy.hpp gives this twin at all).
   explicit DnnlDeconvolutionLayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlDeconvolutionLayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlDeconvolutionPrimitives* p) override;
+  void PrimitivesMade() override;
+  const char* DnnlOperation() const override { return "deconvolution"; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
  private:
-  struct Primitives;
-  void MakePrimitives(const std::vector<Blob<Dtype>*>& bottom);
-
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
   Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
 };

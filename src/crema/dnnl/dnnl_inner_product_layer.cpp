@@ -4,12 +4,12 @@
 
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_twin_impl.hpp"
 #include "crema/engine.hpp"
 
 namespace crema {
 
-template <typename Dtype>
-struct DnnlInnerProductLayer<Dtype>::Primitives {
+struct DnnlInnerProductPrimitives {
   dnnl::memory::desc src, weights, bias, dst;  // the blobs' (plain) layouts
   dnnl::inner_product_forward forward;
   dnnl::inner_product_backward_data backward_data;
@@ -19,27 +19,13 @@ struct DnnlInnerProductLayer<Dtype>::Primitives {
 
 template <typename Dtype>
 DnnlInnerProductLayer<Dtype>::DnnlInnerProductLayer(const LayerParameter& param, bool for_default)
-    : InnerProductLayer<Dtype>(param), for_default_(for_default) {
-  static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
-}
+    : DnnlTwin<Dtype, InnerProductLayer, DnnlInnerProductPrimitives>(param, for_default) {}
 
 template <typename Dtype>
-DnnlInnerProductLayer<Dtype>::~DnnlInnerProductLayer() = default;
-
-template <typename Dtype>
-void DnnlInnerProductLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
-                                           const std::vector<Blob<Dtype>*>& top) {
-  InnerProductLayer<Dtype>::Reshape(bottom, top);
-  if (bottom[0]->shape() == primitive_shape_) return;
-  primitive_shape_ = bottom[0]->shape();
-  MakePrimitives();
-}
-
-template <typename Dtype>
-void DnnlInnerProductLayer<Dtype>::MakePrimitives() {
-  primitives_.reset();
+bool DnnlInnerProductLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>&,
+                                                  const std::vector<Blob<Dtype>*>&,
+                                                  DnnlInnerProductPrimitives* p) {
   const int rows = this->batch_size_, inputs = this->input_size_, outputs = this->num_output_;
-  std::unique_ptr<Primitives> p(new Primitives());
   p->src = PlainDesc({rows, inputs});
   p->dst = PlainDesc({rows, outputs});
   // oneDNN's weights are [outputs, inputs]; transpose stores them [inputs, outputs].
@@ -47,7 +33,7 @@ void DnnlInnerProductLayer<Dtype>::MakePrimitives() {
                                 : PlainDesc({outputs, inputs});
   if (this->bias_term_) p->bias = PlainDesc({outputs});
   const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
-  if (for_default_ && !DefaultInnerProductRunsDnnl(bf16, rows)) return;
+  if (this->for_default_ && !DefaultInnerProductRunsDnnl(bf16, rows)) return false;
   // In float the primitives take the blobs as they lie. In bf16 the operands
   // (bottom, weights, top gradient) convert to bfloat16 in layouts oneDNN
   // chooses, as they are reordered; the results (top, bottom gradient, weight
@@ -61,41 +47,37 @@ void DnnlInnerProductLayer<Dtype>::MakePrimitives() {
     return bf16 ? dnnl::memory::desc(plain.dims(), Type::f32, dnnl::memory::format_tag::any)
                 : plain;
   };
-  try {
-    DnnlUseThreadBudget();
-    const dnnl::memory::desc src = operand(p->src), weights = operand(p->weights),
-                             diff_dst = operand(p->dst), dst = result(p->dst),
-                             diff_src = result(p->src), diff_weights = result(p->weights);
-    dnnl::inner_product_forward::primitive_desc forward_pd(
-        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src, weights, p->bias,
-                                          dst),
-        DnnlEngine());
-    dnnl::inner_product_backward_data::primitive_desc data_pd(
-        dnnl::inner_product_backward_data::desc(diff_src, weights, diff_dst), DnnlEngine(),
-        forward_pd);
-    dnnl::inner_product_backward_weights::primitive_desc weights_pd(
-        dnnl::inner_product_backward_weights::desc(src, diff_weights, p->bias, diff_dst),
-        DnnlEngine(), forward_pd);
-    p->forward = dnnl::inner_product_forward(forward_pd);
-    p->backward_data = dnnl::inner_product_backward_data(data_pd);
-    p->backward_weights = dnnl::inner_product_backward_weights(weights_pd);
-    p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
-  } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << this->layer_param_.name()
-                 << "': oneDNN has no inner product for this shape (" << e.what()
-                 << "); the reference body runs";
-    return;
-  }
+  const dnnl::memory::desc src = operand(p->src), weights = operand(p->weights),
+                           diff_dst = operand(p->dst), dst = result(p->dst),
+                           diff_src = result(p->src), diff_weights = result(p->weights);
+  dnnl::inner_product_forward::primitive_desc forward_pd(
+      dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src, weights, p->bias,
+                                        dst),
+      DnnlEngine());
+  dnnl::inner_product_backward_data::primitive_desc data_pd(
+      dnnl::inner_product_backward_data::desc(diff_src, weights, diff_dst), DnnlEngine(),
+      forward_pd);
+  dnnl::inner_product_backward_weights::primitive_desc weights_pd(
+      dnnl::inner_product_backward_weights::desc(src, diff_weights, p->bias, diff_dst),
+      DnnlEngine(), forward_pd);
+  p->forward = dnnl::inner_product_forward(forward_pd);
+  p->backward_data = dnnl::inner_product_backward_data(data_pd);
+  p->backward_weights = dnnl::inner_product_backward_weights(weights_pd);
+  p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
+  return true;
+}
+
+template <typename Dtype>
+void DnnlInnerProductLayer<Dtype>::PrimitivesMade() {
   weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
   if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
-  primitives_ = std::move(p);
 }
 
 template <typename Dtype>
 void DnnlInnerProductLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                                const std::vector<Blob<Dtype>*>& top) {
-  if (!primitives_) return InnerProductLayer<Dtype>::Forward_cpu(bottom, top);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_) return InnerProductLayer<Dtype>::Forward_cpu(bottom, top);
+  const DnnlInnerProductPrimitives& p = *this->primitives_;
   Dtype* top_data = top[0]->mutable_cpu_data();
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, p.args.forward_src.In(bottom[0]->cpu_data())},
@@ -110,8 +92,9 @@ template <typename Dtype>
 void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                                 const std::vector<bool>& propagate_down,
                                                 const std::vector<Blob<Dtype>*>& bottom) {
-  if (!primitives_) return InnerProductLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
-  const Primitives& p = *primitives_;
+  if (!this->primitives_)
+    return InnerProductLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+  const DnnlInnerProductPrimitives& p = *this->primitives_;
   const Dtype* top_diff = top[0]->cpu_diff();
   const bool weight_grad = this->param_propagate_down(0);
   const bool bias_grad = this->bias_term_ && this->param_propagate_down(1);
@@ -149,6 +132,7 @@ void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>&
   }
 }
 
+template class DnnlTwin<float, InnerProductLayer, DnnlInnerProductPrimitives>;
 template class DnnlInnerProductLayer<float>;
 REGISTER_DNNL_LAYER(InnerProduct);
 

@@ -10,40 +10,37 @@
 #include <memory>
 #include <vector>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/inner_product_layer.hpp"
 
 namespace crema {
 
+struct DnnlInnerProductPrimitives;
+
 template <typename Dtype>
-class DnnlInnerProductLayer : public InnerProductLayer<Dtype> {
+class DnnlInnerProductLayer
+    : public DnnlTwin<Dtype, InnerProductLayer, DnnlInnerProductPrimitives> {
  public:
   // for_default (engine DEFAULT): oneDNN where DefaultInnerProductRunsDnnl
   // says (default_policy.hpp).
   explicit DnnlInnerProductLayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlInnerProductLayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
   // Whether it runs on oneDNN in bf16: bfloat16 operands (bottom, weights,
   // top gradient), float results, gradients and bias.
-  bool uses_bf16() const { return uses_dnnl() && bf16_; }
+  bool uses_bf16() const { return this->uses_dnnl() && bf16_; }
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlInnerProductPrimitives* p) override;
+  void PrimitivesMade() override;
+  const char* DnnlOperation() const override { return "inner product"; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
  private:
-  struct Primitives;
-  void MakePrimitives();
-
-  const bool for_default_;
   bool bf16_ = false;
   bool warned_no_bf16_ = false;
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
   Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
 };

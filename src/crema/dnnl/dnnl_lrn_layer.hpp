@@ -8,35 +8,28 @@
 #include <memory>
 #include <vector>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/lrn_layer.hpp"
 
 namespace crema {
 
+struct DnnlLRNPrimitives;
+
 template <typename Dtype>
-class DnnlLRNLayer : public LRNLayer<Dtype> {
+class DnnlLRNLayer : public DnnlTwin<Dtype, LRNLayer, DnnlLRNPrimitives> {
  public:
   // for_default (engine DEFAULT): oneDNN where DefaultLRNRunsDnnl says
   // (default_policy.hpp).
   explicit DnnlLRNLayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlLRNLayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlLRNPrimitives* p) override;
+  const char* DnnlOperation() const override { return "LRN"; }
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
-
- private:
-  struct Primitives;
-  void MakePrimitives(const Blob<Dtype>& bottom);
-
-  const bool for_default_;
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
 };
 
 }  // namespace crema

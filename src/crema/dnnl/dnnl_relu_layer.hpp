@@ -8,35 +8,29 @@
 #include <memory>
 #include <vector>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/relu_layer.hpp"
 
 namespace crema {
 
+struct DnnlReLUPrimitives;
+
 template <typename Dtype>
-class DnnlReLULayer : public ReLULayer<Dtype> {
+class DnnlReLULayer : public DnnlTwin<Dtype, ReLULayer, DnnlReLUPrimitives> {
  public:
   // for_default (engine DEFAULT): oneDNN where DefaultReLURunsDnnl says
   // (default_policy.hpp).
   explicit DnnlReLULayer(const LayerParameter& param, bool for_default = false);
-  ~DnnlReLULayer() override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
-  // Whether the current shape runs on oneDNN (else on the reference body).
-  bool uses_dnnl() const { return static_cast<bool>(primitives_); }
 
  protected:
+  bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
+                      DnnlReLUPrimitives* p) override;
+  const char* DnnlOperation() const override { return "ReLU"; }
+  std::vector<int> PrimitiveShape(const std::vector<Blob<Dtype>*>& bottom) const override;
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
-
- private:
-  struct Primitives;
-  void MakePrimitives(const Blob<Dtype>& bottom);
-
-  const bool for_default_;
-  std::unique_ptr<Primitives> primitives_;
-  std::vector<int> primitive_shape_;
 };
 
 }  // namespace crema
