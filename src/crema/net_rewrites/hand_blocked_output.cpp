@@ -4,63 +4,56 @@
 // TakeBottomFrom, DnnlConvolutionLayer::HandOverOutput). Its seam: a forward
 // pass that ends between the two has the convolution finish the move into
 // the blob.
+#include <type_traits>
 #include <typeinfo>
 
-#include "crema/dnnl/dnnl_conv_layer.hpp"
 #include "crema/net_rewrites/fused_scale_layer.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
+#ifdef CREMA_DNNL
+#include "crema/dnnl/dnnl_conv_layer.hpp"
+#endif
 
 namespace crema {
 
+// oneDNN layers exist only where oneDNN is built, and are float: the rewrite
+// has work only in a float net of such a build. Nothing here names a oneDNN
+// member for double, so no build depends on the optimiser to drop one.
+#ifdef CREMA_DNNL
 namespace {
 
-// The oneDNN convolution `layer` is, or null (float nets only: oneDNN layers
-// are float).
-template <typename Dtype>
-DnnlConvolutionLayer<Dtype>* AsDnnlConvolution(Layer<Dtype>* layer) {
-  return nullptr;
-}
-
-#ifdef CREMA_DNNL
-template <>
+// The oneDNN convolution `layer` is, or null.
 DnnlConvolutionLayer<float>* AsDnnlConvolution(Layer<float>* layer) {
   return typeid(*layer) == typeid(DnnlConvolutionLayer<float>)
              ? static_cast<DnnlConvolutionLayer<float>*>(layer)
              : nullptr;
 }
-#endif
 
 // The Scale's producer: the layer before it, or the one before a folded
 // BatchNorm between them.
-template <typename Dtype>
-int ProducerThroughFold(const NetGraph<Dtype>& graph, int scale_id) {
+int ProducerThroughFold(const NetGraph<float>& graph, int scale_id) {
   const bool after_fold =
-      scale_id >= 2 && dynamic_cast<FoldedBatchNormLayer<Dtype>*>(graph.layers[scale_id - 1].get());
+      scale_id >= 2 && dynamic_cast<FoldedBatchNormLayer<float>*>(graph.layers[scale_id - 1].get());
   return after_fold ? scale_id - 2 : scale_id - 1;
 }
 
-}  // namespace
-
-template <typename Dtype>
-void HandBlockedOutputsToScales(NetGraph<Dtype>& graph,
-                                std::vector<typename Net<Dtype>::Seam>* seams) {
+void HandFloatOutputs(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
   int handed = 0;
   for (int i = 1; i < static_cast<int>(graph.layers.size()); ++i) {
-    const auto* plain = dynamic_cast<ScaleLayer<Dtype>*>(graph.layers[i].get());
+    const auto* plain = dynamic_cast<ScaleLayer<float>*>(graph.layers[i].get());
     if (!plain) continue;
     const int producer = ProducerThroughFold(graph, i);
-    DnnlConvolutionLayer<Dtype>* convolution =
+    DnnlConvolutionLayer<float>* convolution =
         producer >= 0 ? AsDnnlConvolution(graph.layers[producer].get()) : nullptr;
     if (!convolution || graph.bottoms[producer].size() != 1 || graph.tops[producer].size() != 1) {
       continue;
     }
-    Blob<Dtype>* blob = graph.tops[producer][0];
+    Blob<float>* blob = graph.tops[producer][0];
     if (graph.bottoms[i].size() != 1 || graph.bottoms[i][0] != blob || graph.tops[i][0] != blob ||
         !plain->ScalesChannelsOf(*blob)) {
       continue;
     }
-    auto* scale = dynamic_cast<FusedScaleLayer<Dtype>*>(graph.layers[i].get());
-    if (!scale) scale = graph.template Replace<FusedScaleLayer<Dtype>>(i);
+    auto* scale = dynamic_cast<FusedScaleLayer<float>*>(graph.layers[i].get());
+    if (!scale) scale = graph.template Replace<FusedScaleLayer<float>>(i);
     scale->TakeBottomFrom(convolution->HandOverOutput());
     seams->push_back(
         {producer, i, [convolution, blob](int) { convolution->FinishHandedOutput(blob); }, {}});
@@ -68,6 +61,17 @@ void HandBlockedOutputsToScales(NetGraph<Dtype>& graph,
   }
   LOG_IF(INFO, graph.log && handed > 0)
       << handed << " Scale layers move their convolution's output out of oneDNN's blocked layout";
+}
+
+}  // namespace
+#endif
+
+template <typename Dtype>
+void HandBlockedOutputsToScales([[maybe_unused]] NetGraph<Dtype>& graph,
+                                [[maybe_unused]] std::vector<typename Net<Dtype>::Seam>* seams) {
+#ifdef CREMA_DNNL
+  if constexpr (std::is_same_v<Dtype, float>) HandFloatOutputs(graph, seams);
+#endif
 }
 
 template void HandBlockedOutputsToScales(NetGraph<float>&, std::vector<Net<float>::Seam>*);
