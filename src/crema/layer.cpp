@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "crema/layers/python_stand_ins.hpp"
 #include "crema/util/turnstile.hpp"
 
 namespace crema {
@@ -226,6 +227,10 @@ void LayerRegistry<Dtype>::AddCreator(const std::string& type, Creator creator) 
 
 template <typename Dtype>
 std::shared_ptr<Layer<Dtype>> LayerRegistry<Dtype>::CreateLayer(const LayerParameter& param) {
+  if (param.type() == "Python") {
+    const PythonStandIns::Translation* stand_in = PythonStandIns::Find(param.python_param());
+    if (stand_in) return CreateLayer((*stand_in)(param));
+  }
   auto it = Registry().find(param.type());
   if (it == Registry().end()) {
     std::string known;
