@@ -25,7 +25,9 @@ class LayerRegistry {
 
   static void AddCreator(const std::string& type, Creator creator);
   // Creates the layer param.type() names; an unknown type is a user error
-  // naming the layer, the type and the known types.
+  // naming the layer, the type and the known types. A "Python" layer whose
+  // module and class have a native stand-in (src/crema/layers/
+  // python_stand_ins.hpp) is created as that native layer.
   static std::shared_ptr<Layer<Dtype>> CreateLayer(const LayerParameter& param);
   static std::vector<std::string> LayerTypeList();
   static bool IsRegistered(const std::string& type);

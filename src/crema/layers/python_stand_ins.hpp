@@ -1,5 +1,5 @@
-// Native stand-ins for Python layers that published nets declare, as OpenCV's
-// Caffe importer has them: a "Python" layer whose python_param names a
+// Native stand-ins for Python layers that published nets declare (Faster
+// R-CNN's proposal layer): a "Python" layer whose python_param names a
 // (module, layer) listed here is built, with or without Python, as the native
 // layer that the stand-in's translation describes (LayerRegistry::CreateLayer
 // asks this table first, so the stand-in wins over a Python module of that
