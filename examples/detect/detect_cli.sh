@@ -28,8 +28,11 @@ cd "$out"
 python3=${PYTHON3:-/usr/bin/python3}
 
 "$python3" "$here/make_picture.py" shapes.png
-sed -e 's/confidence_threshold: 0.25/confidence_threshold: 0.15/' -e 's/keep_top_k: 100/keep_top_k: 8/' \
+sed -e 's/confidence_threshold: 0.25/confidence_threshold: 0.15/' \
+  -e 's/keep_top_k: 100/keep_top_k: 8/' \
   "$repo/models/mobilenet_ssd/mobilenet_ssd_deploy.prototxt" >mobilenet_ssd_deploy.prototxt
+grep -q 'confidence_threshold: 0.15' mobilenet_ssd_deploy.prototxt ||
+  { echo "models/mobilenet_ssd's DetectionOutput no longer has the threshold this rewrites"; exit 1; }
 cat >random_weights_solver.prototxt <<'SOLVER'
 net: "mobilenet_ssd_deploy.prototxt"
 base_lr: 0 lr_policy: "fixed" max_iter: 0 display: 0

@@ -19,12 +19,14 @@ layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
         convolution_param { num_output: 8 kernel_size: 3 pad: 1 stride: 8
                             weight_filler { type: "gaussian" std: 0.3 } } }
 layer { name: "loc" type: "Convolution" bottom: "conv" top: "loc"
-        convolution_param { num_output: 12 kernel_size: 1 weight_filler { type: "gaussian" std: 0.1 } } }
+        convolution_param { num_output: 12 kernel_size: 1
+                            weight_filler { type: "gaussian" std: 0.1 } } }
 layer { name: "loc_perm" type: "Permute" bottom: "loc" top: "loc_perm"
         permute_param { order: 0 order: 2 order: 3 order: 1 } }
 layer { name: "loc_flat" type: "Flatten" bottom: "loc_perm" top: "loc_flat" }
 layer { name: "conf" type: "Convolution" bottom: "conv" top: "conf"
-        convolution_param { num_output: 9 kernel_size: 1 weight_filler { type: "gaussian" std: 0.1 } } }
+        convolution_param { num_output: 9 kernel_size: 1
+                            weight_filler { type: "gaussian" std: 0.1 } } }
 layer { name: "conf_perm" type: "Permute" bottom: "conf" top: "conf_perm"
         permute_param { order: 0 order: 2 order: 3 order: 1 } }
 layer { name: "conf_flat" type: "Flatten" bottom: "conf_perm" top: "conf_flat" }

@@ -41,7 +41,8 @@ net: "net.prototxt"
 base_lr: 0 lr_policy: "fixed" max_iter: 0 display: 0
 snapshot_prefix: "random" random_seed: 1
 SOLVER
-"$crema" train --solver=solver.prototxt >train.log 2>&1 || fail "crema train (random weights)" train.log
+"$crema" train --solver=solver.prototxt >train.log 2>&1 ||
+  fail "crema train (random weights)" train.log
 [[ -s random_iter_0.caffemodel ]] || fail "no random_iter_0.caffemodel" train.log
 
 # Two pictures of shapes on a plain background: shapes.png 320x240 (written
@@ -171,7 +172,8 @@ expect_error() {  # NAME TEXT FLAGS...
 }
 cat >conv.prototxt <<'NET'
 name: "NoDetections"
-layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 1 dim: 3 dim: 300 dim: 300 } } }
+layer { name: "data" type: "Input" top: "data"
+        input_param { shape { dim: 1 dim: 3 dim: 300 dim: 300 } } }
 layer { name: "conv0" type: "Convolution" bottom: "data" top: "conv0"
         convolution_param { num_output: 32 pad: 1 kernel_size: 3 stride: 2 } }
 NET
