@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "crema/common.hpp"
+#include "image_list.hpp"
 #include "split_list.hpp"
 
 #ifdef CREMA_OPENCV
@@ -32,7 +32,7 @@
 DECLARE_string(model);
 DECLARE_string(weights);
 DEFINE_string(images, "",
-              "classify: the images, as a comma-separated list of files or one .txt file "
+              "classify, detect: the images, as a comma-separated list of files or one .txt file "
               "listing them, one per line (a trailing ' <label>', as in Caffe's image lists, "
               "is ignored)");
 DEFINE_string(labels, "",
@@ -42,50 +42,12 @@ DEFINE_string(mean_file, "",
               "classify: a .binaryproto mean image to subtract (its per-channel means when its "
               "size differs from the net input's)");
 DEFINE_double(scale, 1.0,
-              "classify: the transform_param scale the net was trained with (LeNet: "
-              "0.00390625), applied after the mean is subtracted");
+              "classify, detect: the transform_param scale the net was trained with (LeNet: "
+              "0.00390625; MobileNet-SSD: 0.007843), applied after the mean is subtracted");
 DEFINE_int32(top_k, 5, "classify: how many classes to print per image");
 
 #ifdef CREMA_OPENCV
 namespace {
-
-std::vector<std::string> ReadLines(const std::string& filename, const std::string& what) {
-  std::ifstream file(filename);
-  CREMA_REQUIRE(file, what << " " << filename << ": cannot open it");
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(file, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-      line.pop_back();
-    }
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// A list line's path: the line less a trailing " <integer>" label.
-std::string PathOfListLine(const std::string& line) {
-  const size_t space = line.find_last_of(' ');
-  if (space == std::string::npos || space + 1 == line.size()) return line;
-  const std::string tail = line.substr(space + 1);
-  const bool is_label = std::all_of(tail.begin(), tail.end(), ::isdigit);
-  return is_label ? line.substr(0, line.find_last_not_of(' ', space) + 1) : line;
-}
-
-// The files --images names: a comma list, or a .txt file listing them.
-std::vector<std::string> ImageFiles() {
-  std::vector<std::string> items = crema::SplitList(FLAGS_images);
-  CREMA_REQUIRE(!items.empty(),
-                "classify: give the images with --images=A.png,B.jpg or "
-                "--images=LIST.txt");
-  if (items.size() > 1 || !crema::EndsWith(items[0], ".txt")) return items;
-  std::vector<std::string> files;
-  for (const std::string& line : ReadLines(items[0], "--images")) {
-    if (!line.empty()) files.push_back(PathOfListLine(line));
-  }
-  CREMA_REQUIRE(!files.empty(), "--images " << items[0] << ": lists no image");
-  return files;
-}
 
 // The class names: --labels' lines, or the indices 0..classes-1.
 std::vector<std::string> ClassNames(int classes) {
@@ -94,7 +56,7 @@ std::vector<std::string> ClassNames(int classes) {
     for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
     return names;
   }
-  names = ReadLines(FLAGS_labels, "--labels");
+  names = crema::ReadLines(FLAGS_labels, "--labels");
   while (!names.empty() && names.back().empty()) names.pop_back();
   CREMA_REQUIRE(static_cast<int>(names.size()) == classes,
                 "--labels " << FLAGS_labels << ": " << names.size()
@@ -172,7 +134,7 @@ int Classify() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "classify: give the deploy net with --model=NET.prototxt");
   CREMA_REQUIRE(!FLAGS_weights.empty(), "classify: give the trained weights with --weights=W");
   CREMA_REQUIRE(FLAGS_top_k > 0, "--top_k must be positive, got " << FLAGS_top_k);
-  const std::vector<std::string> files = ImageFiles();
+  const std::vector<std::string> files = crema::ImageFiles(FLAGS_images, "classify");
   crema::Net<float> net(FLAGS_model, crema::TEST);
   for (const std::string& file : crema::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
   CREMA_REQUIRE(net.num_inputs() == 1,

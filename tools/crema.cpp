@@ -5,6 +5,9 @@
 //   crema time --model=NET [--iterations=50] [--phase=TRAIN] [--gpu=N]
 //   crema classify --model=DEPLOY --weights=W --images=A.png,B.png|LIST.txt
 //                  [--labels=L] [--mean_file=M] [--scale=S] [--top_k=5] [--gpu=N]
+//   crema detect --model=DEPLOY --weights=W --images=A.png,B.jpg|LIST.txt
+//                [--threshold=0.5] [--labelmap=L] [--mean_value=104,117,123]
+//                [--scale=S] [--output_dir=DIR] [--gpu=N]
 //   crema device_query [--gpu=N]
 //   crema export --model=DEPLOY --weights=W --output=X.onnx [--opset=13]
 #include <gflags/gflags.h>
@@ -35,6 +38,7 @@
 #include "crema/util/benchmark.hpp"
 #include "crema/util/thread_pool.hpp"
 #include "crema/util/upgrade_proto.hpp"
+#include "detect.hpp"
 #include "split_list.hpp"
 #ifdef CREMA_PYTHON_LAYER
 #include "crema/python_layer/python_layer.hpp"
@@ -384,6 +388,12 @@ RegisterCommand register_classify("classify", [] {
   return Classify();
 });
 
+// SSD detections in images through a deploy net (tools/detect.cpp).
+RegisterCommand register_detect("detect", [] {
+  SetUpMode();
+  return Detect();
+});
+
 // Writes a deploy net and its trained weights as an ONNX model.
 int Export() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "export: give the deploy net with --model=DEPLOY.prototxt");
@@ -435,7 +445,7 @@ int main(int argc, char** argv) {
   const bool asked_for_help = argc == 1 || (argc == 2 && std::string(argv[1]) == "help");
   if (argc != 2 || Commands().count(argv[1]) == 0) {
     std::fprintf(stderr, "%s\n", Usage().c_str());
-    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/");  // crema.cpp, classify.cpp
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/");  // crema.cpp, classify.cpp, detect.cpp
     return asked_for_help ? 0 : 1;
   }
   // Under mpirun, the first process speaks for all (the others warn only).

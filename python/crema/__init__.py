@@ -18,14 +18,15 @@ from . import pycaffe  # noqa: F401  (adds blobs, params, forward... to Net)
 from .layer import Layer
 from . import proto
 from . import io
+from . import detection
 from .net_spec import NetSpec, layers, params, to_proto
 
 __all__ = [
     "TRAIN", "TEST", "Blob", "Error", "Net", "Solver", "SGDSolver", "NesterovSolver",
     "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "get_solver",
     "export_onnx", "init_log", "layer_type_list", "set_device", "set_mode_cpu",
-    "set_mode_gpu", "set_random_seed", "Layer", "proto", "io", "draw", "NetSpec", "layers",
-    "params", "to_proto",
+    "set_mode_gpu", "set_random_seed", "Layer", "proto", "io", "detection", "draw", "NetSpec",
+    "layers", "params", "to_proto",
 ]
 
 
