@@ -1144,6 +1144,19 @@ const std::map<std::string, LayerWriter>& LayerWriters() {
   return writers;
 }
 
+// Types without a faithful ONNX form, with the reason the error gives.
+const std::map<std::string, std::string>& RefusedTypes() {
+  static const std::map<std::string, std::string> refused = {
+      {"PSROIPooling",
+       "ONNX has no position-sensitive ROI pooling (MaxRoiPool takes a maximum over every "
+       "channel, RoiAlign samples bilinearly; neither averages one channel per bin)"},
+      {"Proposal",
+       "not written: its anchors, clipping to im_info, minimum-size filter and pre- and "
+       "post-NMS top-N over a data-dependent count have no ONNX form here yet"},
+  };
+  return refused;
+}
+
 std::string SupportedTypes() {
   std::string list = "Input, Split";
   for (const auto& entry : LayerWriters()) list += ", " + entry.first;
@@ -1182,6 +1195,8 @@ void ExportLayer(const Net<float>& net, int layer_index, OnnxGraphBuilder* graph
     for (int id : net.top_id_vecs()[layer_index]) graph->Alias(net.blob_names()[id], e.bottoms[0]);
     return;
   }
+  const auto refused = RefusedTypes().find(param.type());
+  if (refused != RefusedTypes().end()) Refuse(e, refused->second);
   const auto writer = LayerWriters().find(param.type());
   if (writer == LayerWriters().end()) {
     Refuse(e, "no ONNX equivalent is written for this type (written: " + SupportedTypes() + ")");
