@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "crema/net.hpp"
 #include "crema/export/onnx_export.hpp"
+#include "crema/net.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 

@@ -188,7 +188,7 @@ class OnnxGraphBuilder {
   std::set<std::string> used_;
   std::map<std::string, int> writes_left_;
   std::map<std::string, std::string> current_;
-  std::map<std::string, std::pair<int, std::string>> dynamic_axes_;
+  std::map<std::string, std::pair<int, std::string> > dynamic_axes_;
 };
 
 // One Caffe layer being written: its ONNX inputs and outputs and their shapes.
@@ -341,8 +341,7 @@ void ExportPoolingMask(LayerExport& e, const std::string& indices) {
       e.graph.Int64Tensor(e.name() + "/plane_first", {input[0], input[1], 1, 1}, firsts);
   const std::string in_plane = e.Temp("plane_index");
   e.graph.Node("Sub", e.name(), {indices, first}, {in_plane});
-  SetInt(e.graph.Node("Cast", e.name(), {in_plane}, {e.tops[1]}), "to",
-         onnx::TensorProto::FLOAT);
+  SetInt(e.graph.Node("Cast", e.name(), {in_plane}, {e.tops[1]}), "to", onnx::TensorProto::FLOAT);
 }
 
 // MAX: padding never wins, as in Caffe (which clips the window to the input).
@@ -716,8 +715,7 @@ void ExportNormalize(LayerExport& e) {
   // The trained scale holds 1 value (shared) or one per channel, whatever its
   // stored shape.
   const Blob<float>& scale = *e.layer.blobs().at(0);
-  const Shape scale_shape =
-      scale.count() == 1 ? Shape{1} : e.BroadcastShape({scale.count()}, 1);
+  const Shape scale_shape = scale.count() == 1 ? Shape{1} : e.BroadcastShape({scale.count()}, 1);
   e.graph.Node("Mul", e.name(),
                {unit, e.graph.FloatConstant(e.name() + "/scale", scale_shape, scale.cpu_data())},
                {e.tops[0]});
@@ -766,10 +764,10 @@ void ExportUpsample(LayerExport& e) {
   SetInt(e.graph.Node("Cast", e.name(), {e.bottoms[1]}, {in_plane}), "to",
          onnx::TensorProto::INT64);
   const std::string index = e.Temp("index");
-  e.graph.Node("Add", e.name(),
-               {in_plane, e.graph.Int64Tensor(e.name() + "/plane_first", {top[0], top[1], 1, 1},
-                                              firsts)},
-               {index});
+  e.graph.Node(
+      "Add", e.name(),
+      {in_plane, e.graph.Int64Tensor(e.name() + "/plane_first", {top[0], top[1], 1, 1}, firsts)},
+      {index});
   onnx::NodeProto* unpool = e.graph.Node(
       "MaxUnpool", e.name(),
       {e.bottoms[0], index, e.graph.Int64Constant(e.name() + "/output_shape", top)}, {e.tops[0]});
@@ -796,8 +794,9 @@ void ExportBn(LayerExport& e) {
   const BNParameter& p = e.param.bn_param();
   const bool segnet = p.has_scale_filler() || p.has_shift_filler() || p.has_bn_mode();
   if (segnet && p.bn_mode() != BNParameter::INFERENCE) {
-    Refuse(e, "SegNet's bn_mode LEARN normalises by the batch's own statistics in every phase "
-              "(fold them into scale and shift and use bn_mode: INFERENCE)");
+    Refuse(e,
+           "SegNet's bn_mode LEARN normalises by the batch's own statistics in every phase "
+           "(fold them into scale and shift and use bn_mode: INFERENCE)");
   }
   if (segnet) {
     const std::string scaled = e.Temp("scaled");
@@ -805,11 +804,11 @@ void ExportBn(LayerExport& e) {
     e.graph.Node("Add", e.name(), {scaled, ChannelVector(e, 1, "shift", true)}, {e.tops[0]});
     return;
   }
-  onnx::NodeProto* node = e.graph.Node(
-      "BatchNormalization", e.name(),
-      {e.bottoms[0], ChannelVector(e, 0, "slope"), ChannelVector(e, 1, "bias"),
-       ChannelVector(e, 2, "mean"), ChannelVector(e, 3, "variance")},
-      {e.tops[0]});
+  onnx::NodeProto* node =
+      e.graph.Node("BatchNormalization", e.name(),
+                   {e.bottoms[0], ChannelVector(e, 0, "slope"), ChannelVector(e, 1, "bias"),
+                    ChannelVector(e, 2, "mean"), ChannelVector(e, 3, "variance")},
+                   {e.tops[0]});
   SetFloat(node, "epsilon", p.eps());
 }
 
@@ -820,10 +819,10 @@ void ExportRoiPooling(LayerExport& e) {
   std::string rois = e.bottoms[1];
   if (e.bottom_shapes[1].size() != 2) {
     rois = e.Temp("rois");
-    e.graph.Node("Reshape", e.name(),
-                 {e.bottoms[1],
-                  e.graph.Int64Constant(e.name() + "/rois_shape", {e.bottom_shapes[1][0], 5})},
-                 {rois});
+    e.graph.Node(
+        "Reshape", e.name(),
+        {e.bottoms[1], e.graph.Int64Constant(e.name() + "/rois_shape", {e.bottom_shapes[1][0], 5})},
+        {rois});
   }
   onnx::NodeProto* node = e.graph.Node("MaxRoiPool", e.name(), {e.bottoms[0], rois}, {e.tops[0]});
   SetInts(node, "pooled_shape", {p.pooled_h(), p.pooled_w()});
@@ -882,8 +881,8 @@ std::string Unsqueezed(LayerExport& e, const std::string& x, int64_t axis,
   return Step(e, "Unsqueeze", {x, e.graph.Int64Constant(e.name() + "/axis", {axis})}, what);
 }
 
-std::string Gathered(LayerExport& e, const std::string& x, const std::string& indices,
-                     int64_t axis, const std::string& what) {
+std::string Gathered(LayerExport& e, const std::string& x, const std::string& indices, int64_t axis,
+                     const std::string& what) {
   onnx::NodeProto* node;
   const std::string out = Step(e, "Gather", {x, indices}, what, &node);
   SetInt(node, "axis", axis);
@@ -896,8 +895,7 @@ std::string DecodeBoxes(LayerExport& e, int64_t images, int64_t priors, int64_t 
   // prior [1, 2, P * 4]: corners, then variances; each [1, P, 1, 4] here.
   const std::string both = Reshaped(e, e.bottoms[2], {2, priors, 1, 4}, "priors");
   const std::string corners = e.Temp("prior_corners"), variances = e.Temp("prior_variances");
-  SetInt(e.graph.Node("Split", e.name(),
-                      {both, e.graph.Int64Constant(e.name() + "/split", {1, 1})},
+  SetInt(e.graph.Node("Split", e.name(), {both, e.graph.Int64Constant(e.name() + "/split", {1, 1})},
                       {corners, variances}),
          "axis", 0);
   const std::string offsets = Reshaped(e, e.bottoms[0], {images, priors, loc_classes, 4}, "loc");
@@ -921,20 +919,19 @@ std::string DecodeBoxes(LayerExport& e, int64_t images, int64_t priors, int64_t 
   const std::string half = e.graph.ScalarConstant(e.name() + "/half", 0.5f);
   const std::string prior_center =
       Binary(e, "Mul", Binary(e, "Add", low, high, "prior_sum"), half, "prior_center");
-  const std::string center = Binary(
-      e, "Add",
-      Binary(e, "Mul", LastAxisSlice(e, moves, 0, 2, "center_moves"), size, "center_shift"),
-      prior_center, "center");
-  const std::string extent = Binary(
-      e, "Mul", Step(e, "Exp", {LastAxisSlice(e, moves, 2, 4, "size_moves")}, "size_factor"),
-      size, "size");
+  const std::string center =
+      Binary(e, "Add",
+             Binary(e, "Mul", LastAxisSlice(e, moves, 0, 2, "center_moves"), size, "center_shift"),
+             prior_center, "center");
+  const std::string extent =
+      Binary(e, "Mul", Step(e, "Exp", {LastAxisSlice(e, moves, 2, 4, "size_moves")}, "size_factor"),
+             size, "size");
   const std::string half_extent = Binary(e, "Mul", extent, half, "half_size");
   onnx::NodeProto* concat;
-  const std::string boxes =
-      Step(e, "Concat",
-           {Binary(e, "Sub", center, half_extent, "box_min"),
-            Binary(e, "Add", center, half_extent, "box_max")},
-           "boxes", &concat);
+  const std::string boxes = Step(e, "Concat",
+                                 {Binary(e, "Sub", center, half_extent, "box_min"),
+                                  Binary(e, "Add", center, half_extent, "box_max")},
+                                 "boxes", &concat);
   SetInt(concat, "axis", 3);
   return boxes;
 }
@@ -943,9 +940,8 @@ std::string DecodeBoxes(LayerExport& e, int64_t images, int64_t priors, int64_t 
 // box is 0; ONNX's NMS would sort its corners first. An all-zero box, whose
 // overlap with any box is 0 in both, stands in for it in the NMS.
 std::string WithoutInvertedBoxes(LayerExport& e, const std::string& boxes) {
-  const std::string extent =
-      Binary(e, "Sub", LastAxisSlice(e, boxes, 2, 4, "corner_max"),
-             LastAxisSlice(e, boxes, 0, 2, "corner_min"), "extent");
+  const std::string extent = Binary(e, "Sub", LastAxisSlice(e, boxes, 2, 4, "corner_max"),
+                                    LastAxisSlice(e, boxes, 0, 2, "corner_min"), "extent");
   onnx::NodeProto* reduce;
   const std::string narrowest = Step(e, "ReduceMin", {extent}, "narrowest", &reduce);
   SetInts(reduce, "axes", {2});
@@ -967,9 +963,9 @@ struct Detections {
 Detections KeepTopK(LayerExport& e, const Detections& all, int64_t images, int64_t keep_top_k) {
   Shape ids(images);
   for (int64_t n = 0; n < images; ++n) ids[n] = n;
-  const std::string mine = Binary(e, "Equal", Unsqueezed(e, all.image, 0, "image_row"),
-                                  e.graph.Int64Tensor(e.name() + "/images", {images, 1}, ids),
-                                  "is_image");
+  const std::string mine =
+      Binary(e, "Equal", Unsqueezed(e, all.image, 0, "image_row"),
+             e.graph.Int64Tensor(e.name() + "/images", {images, 1}, ids), "is_image");
   const std::string minus_inf =
       e.graph.ScalarConstant(e.name() + "/minus_inf", -std::numeric_limits<float>::infinity());
   const std::string masked =
@@ -979,8 +975,8 @@ Detections KeepTopK(LayerExport& e, const Detections& all, int64_t images, int64
       Binary(e, "Min", count, e.graph.Int64Constant(e.name() + "/keep_top_k", {keep_top_k}), "k");
   const std::string best = e.Temp("best_scores"), picks = e.Temp("best");
   SetInt(e.graph.Node("TopK", e.name(), {masked, k}, {best, picks}), "axis", 1);
-  const std::string valid = Binary(e, "Greater", Reshaped(e, best, {-1}, "best_flat"), minus_inf,
-                                   "valid");
+  const std::string valid =
+      Binary(e, "Greater", Reshaped(e, best, {-1}, "best_flat"), minus_inf, "valid");
   onnx::NodeProto* compress;
   const std::string chosen =
       Step(e, "Compress", {Reshaped(e, picks, {-1}, "picks_flat"), valid}, "chosen", &compress);
@@ -995,8 +991,9 @@ void ExportDetectionOutput(LayerExport& e) {
   const DetectionOutputParameter& p = e.param.detection_output_param();
   const NonMaximumSuppressionParameter& nms = p.nms_param();
   if (nms.eta() < 1 && nms.nms_threshold() > 0.5f) {
-    Refuse(e, "eta < 1 (adaptive NMS, lowering the threshold after each kept box) has no ONNX "
-              "equivalent");
+    Refuse(e,
+           "eta < 1 (adaptive NMS, lowering the threshold after each kept box) has no ONNX "
+           "equivalent");
   }
   const int64_t images = e.bottom_shapes[0][0];
   const int64_t priors = e.bottom_shapes[2][2] / 4;
@@ -1013,13 +1010,12 @@ void ExportDetectionOutput(LayerExport& e) {
   const int64_t loc_classes = p.share_location() ? 1 : classes;
   const std::string decoded =
       Transposed(e, DecodeBoxes(e, images, priors, loc_classes), {0, 2, 1, 3}, "class_boxes");
-  const std::string boxes =
-      p.share_location()
-          ? Step(e, "Expand",
-                 {decoded, e.graph.Int64Constant(e.name() + "/boxes_shape",
-                                                 {images, slots, priors, 4})},
-                 "boxes_by_class")
-          : Gathered(e, decoded, label_ids, 1, "boxes_by_class");
+  const std::string boxes = p.share_location()
+                                ? Step(e, "Expand",
+                                       {decoded, e.graph.Int64Constant(e.name() + "/boxes_shape",
+                                                                       {images, slots, priors, 4})},
+                                       "boxes_by_class")
+                                : Gathered(e, decoded, label_ids, 1, "boxes_by_class");
   const std::string conf = Reshaped(e, e.bottoms[1], {images, priors, classes}, "conf");
   const std::string scores =
       Gathered(e, Transposed(e, conf, {0, 2, 1}, "class_scores"), label_ids, 1, "scores");
@@ -1030,8 +1026,7 @@ void ExportDetectionOutput(LayerExport& e) {
   if (k < priors) {
     top_scores = e.Temp("top_scores");
     const std::string top_index = e.Temp("top_index");
-    SetInt(e.graph.Node("TopK", e.name(),
-                        {scores, e.graph.Int64Constant(e.name() + "/top_k", {k})},
+    SetInt(e.graph.Node("TopK", e.name(), {scores, e.graph.Int64Constant(e.name() + "/top_k", {k})},
                         {top_scores, top_index}),
            "axis", 2);
     const std::string box_index =
@@ -1053,8 +1048,8 @@ void ExportDetectionOutput(LayerExport& e) {
       e.graph.Int64Constant(e.name() + "/max_boxes", {k}),
       e.graph.FloatConstant(e.name() + "/nms_threshold", {1}, &nms_threshold)};
   if (p.has_confidence_threshold()) {
-    nms_inputs.push_back(e.graph.FloatConstant(e.name() + "/confidence_threshold", {1},
-                                               &confidence_threshold));
+    nms_inputs.push_back(
+        e.graph.FloatConstant(e.name() + "/confidence_threshold", {1}, &confidence_threshold));
   }
   const std::string selected = Step(e, "NonMaxSuppression", nms_inputs, "selected");
 
@@ -1096,9 +1091,7 @@ using LayerWriter = std::function<void(LayerExport&)>;
 const std::map<std::string, LayerWriter>& LayerWriters() {
   static const std::map<std::string, LayerWriter> writers = {
       {"Convolution",
-       [](LayerExport& e) {
-         ExportConvolution(e, "Conv", e.param.convolution_param().group());
-       }},
+       [](LayerExport& e) { ExportConvolution(e, "Conv", e.param.convolution_param().group()); }},
       {"Deconvolution",
        [](LayerExport& e) {
          ExportConvolution(e, "ConvTranspose", e.param.convolution_param().group());
@@ -1176,15 +1169,9 @@ void ExportInputs(const Net<float>& net, int layer_index, OnnxGraphBuilder* grap
 void ExportLayer(const Net<float>& net, int layer_index, OnnxGraphBuilder* graph) {
   Layer<float>& layer = *net.layers()[layer_index];
   const LayerParameter& param = layer.layer_param();
-  LayerExport e{*graph,
-                layer,
-                param,
-                net.bottom_vecs()[layer_index],
-                net.top_vecs()[layer_index],
-                {},
-                {},
-                {},
-                {}};
+  LayerExport e{
+      *graph, layer, param, net.bottom_vecs()[layer_index], net.top_vecs()[layer_index], {},
+      {},     {},    {}};
   for (int id : net.bottom_id_vecs()[layer_index]) {
     e.bottoms.push_back(graph->Value(net.blob_names()[id]));
     e.bottom_shapes.push_back(ToShape(net.blobs()[id]->shape()));
