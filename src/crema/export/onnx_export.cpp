@@ -987,87 +987,91 @@ Detections KeepTopK(LayerExport& e, const Detections& all, int64_t images, int64
           Gathered(e, all.box, chosen, 0, "kept_box")};
 }
 
-void ExportDetectionOutput(LayerExport& e) {
-  const DetectionOutputParameter& p = e.param.detection_output_param();
-  const NonMaximumSuppressionParameter& nms = p.nms_param();
-  if (nms.eta() < 1 && nms.nms_threshold() > 0.5f) {
-    Refuse(e,
-           "eta < 1 (adaptive NMS, lowering the threshold after each kept box) has no ONNX "
-           "equivalent");
-  }
-  const int64_t images = e.bottom_shapes[0][0];
-  const int64_t priors = e.bottom_shapes[2][2] / 4;
-  const int64_t classes = p.num_classes();
-  Shape labels;
-  for (int64_t c = 0; c < classes; ++c) {
-    if (c != p.background_label_id()) labels.push_back(c);
-  }
-  if (labels.empty()) Refuse(e, "no class other than the background");
-  const int64_t slots = static_cast<int64_t>(labels.size());
-  const std::string label_ids = e.graph.Int64Constant(e.name() + "/labels", labels);
+// The sizes of one DetectionOutput: N images, P priors, the K' classes other
+// than the background (their labels), k boxes per class into the NMS.
+struct DetectionSizes {
+  int64_t images, priors, slots, k;
+  std::string labels;  // int64 [K'] initializer
+};
 
-  // boxes [N, K', P, 4] and scores [N, K', P] of the classes K' kept.
+// Candidates per (image, class): boxes [N, K', P, 4] and scores [N, K', P].
+struct Candidates {
+  std::string boxes, scores;
+};
+
+Candidates ClassCandidates(LayerExport& e, const DetectionSizes& n) {
+  const DetectionOutputParameter& p = e.param.detection_output_param();
+  const int64_t classes = p.num_classes();
   const int64_t loc_classes = p.share_location() ? 1 : classes;
   const std::string decoded =
-      Transposed(e, DecodeBoxes(e, images, priors, loc_classes), {0, 2, 1, 3}, "class_boxes");
-  const std::string boxes = p.share_location()
-                                ? Step(e, "Expand",
-                                       {decoded, e.graph.Int64Constant(e.name() + "/boxes_shape",
-                                                                       {images, slots, priors, 4})},
-                                       "boxes_by_class")
-                                : Gathered(e, decoded, label_ids, 1, "boxes_by_class");
-  const std::string conf = Reshaped(e, e.bottoms[1], {images, priors, classes}, "conf");
-  const std::string scores =
-      Gathered(e, Transposed(e, conf, {0, 2, 1}, "class_scores"), label_ids, 1, "scores");
+      Transposed(e, DecodeBoxes(e, n.images, n.priors, loc_classes), {0, 2, 1, 3}, "class_boxes");
+  const std::string boxes =
+      p.share_location() ? Step(e, "Expand",
+                                {decoded, e.graph.Int64Constant(e.name() + "/boxes_shape",
+                                                                {n.images, n.slots, n.priors, 4})},
+                                "boxes_by_class")
+                         : Gathered(e, decoded, n.labels, 1, "boxes_by_class");
+  const std::string conf = Reshaped(e, e.bottoms[1], {n.images, n.priors, classes}, "conf");
+  return {boxes,
+          Gathered(e, Transposed(e, conf, {0, 2, 1}, "class_scores"), n.labels, 1, "scores")};
+}
 
-  // nms_param.top_k: the best top_k of each class (ties: the lower index).
-  const int64_t k = nms.has_top_k() && nms.top_k() < priors ? nms.top_k() : priors;
-  std::string top_scores = scores, top_boxes = boxes;
-  if (k < priors) {
-    top_scores = e.Temp("top_scores");
-    const std::string top_index = e.Temp("top_index");
-    SetInt(e.graph.Node("TopK", e.name(), {scores, e.graph.Int64Constant(e.name() + "/top_k", {k})},
-                        {top_scores, top_index}),
-           "axis", 2);
-    const std::string box_index =
-        Step(e, "Expand",
-             {Unsqueezed(e, top_index, 3, "top_index4"),
-              e.graph.Int64Constant(e.name() + "/top_shape", {images, slots, k, 4})},
-             "box_index");
-    onnx::NodeProto* gather;
-    top_boxes = Step(e, "GatherElements", {boxes, box_index}, "top_boxes", &gather);
-    SetInt(gather, "axis", 2);
-  }
-  const int64_t batches = images * slots;
-  const std::string nms_boxes = Reshaped(e, top_boxes, {batches, k, 4}, "nms_boxes");
-  const float nms_threshold = nms.nms_threshold();
+// nms_param.top_k: the best k of each class (ties: the lower index first).
+Candidates TopKPerClass(LayerExport& e, const Candidates& all, const DetectionSizes& n) {
+  if (n.k == n.priors) return all;
+  Candidates top{"", e.Temp("top_scores")};
+  const std::string top_index = e.Temp("top_index");
+  SetInt(e.graph.Node("TopK", e.name(),
+                      {all.scores, e.graph.Int64Constant(e.name() + "/top_k", {n.k})},
+                      {top.scores, top_index}),
+         "axis", 2);
+  const std::string box_index =
+      Step(e, "Expand",
+           {Unsqueezed(e, top_index, 3, "top_index4"),
+            e.graph.Int64Constant(e.name() + "/top_shape", {n.images, n.slots, n.k, 4})},
+           "box_index");
+  onnx::NodeProto* gather;
+  top.boxes = Step(e, "GatherElements", {all.boxes, box_index}, "top_boxes", &gather);
+  SetInt(gather, "axis", 2);
+  return top;
+}
+
+// NMS with each (image, class) as a batch; the kept boxes with their image,
+// label and score, in Crema's order (image, label, NMS order).
+Detections NmsPerClass(LayerExport& e, const Candidates& top, const DetectionSizes& n) {
+  const DetectionOutputParameter& p = e.param.detection_output_param();
+  const int64_t batches = n.images * n.slots;
+  const std::string boxes = Reshaped(e, top.boxes, {batches, n.k, 4}, "nms_boxes");
+  const float nms_threshold = p.nms_param().nms_threshold();
   const float confidence_threshold = p.confidence_threshold();
-  const std::string flat_scores = Reshaped(e, top_scores, {batches, k}, "flat_scores");
-  std::vector<std::string> nms_inputs = {
-      WithoutInvertedBoxes(e, nms_boxes), Reshaped(e, top_scores, {batches, 1, k}, "nms_scores"),
-      e.graph.Int64Constant(e.name() + "/max_boxes", {k}),
+  std::vector<std::string> inputs = {
+      WithoutInvertedBoxes(e, boxes), Reshaped(e, top.scores, {batches, 1, n.k}, "nms_scores"),
+      e.graph.Int64Constant(e.name() + "/max_boxes", {n.k}),
       e.graph.FloatConstant(e.name() + "/nms_threshold", {1}, &nms_threshold)};
   if (p.has_confidence_threshold()) {
-    nms_inputs.push_back(
+    inputs.push_back(
         e.graph.FloatConstant(e.name() + "/confidence_threshold", {1}, &confidence_threshold));
   }
-  const std::string selected = Step(e, "NonMaxSuppression", nms_inputs, "selected");
-
   // selected rows: (batch, 0, index among the batch's k boxes).
+  const std::string selected = Step(e, "NonMaxSuppression", inputs, "selected");
   const std::string pick =
       Gathered(e, selected, e.graph.Int64Constant(e.name() + "/batch_and_box", {0, 2}), 1, "pick");
   const std::string batch =
       Gathered(e, selected, e.graph.Int64Tensor(e.name() + "/batch_column", {}, {0}), 1, "batch");
-  const std::string slot_count = e.graph.Int64Tensor(e.name() + "/slots", {}, {slots});
+  const std::string slot_count = e.graph.Int64Tensor(e.name() + "/slots", {}, {n.slots});
   Detections found;
   found.image = Binary(e, "Div", batch, slot_count, "image");
   const std::string slot =
       Binary(e, "Sub", batch, Binary(e, "Mul", found.image, slot_count, "first_slot"), "slot");
-  found.label = Gathered(e, label_ids, slot, 0, "label");
-  found.score = Step(e, "GatherND", {flat_scores, pick}, "score");
-  found.box = Step(e, "GatherND", {nms_boxes, pick}, "box");
-  if (p.keep_top_k() != -1) found = KeepTopK(e, found, images, p.keep_top_k());
+  found.label = Gathered(e, n.labels, slot, 0, "label");
+  found.score =
+      Step(e, "GatherND", {Reshaped(e, top.scores, {batches, n.k}, "flat_scores"), pick}, "score");
+  found.box = Step(e, "GatherND", {boxes, pick}, "box");
+  return found;
+}
 
+// Rows (image, label, score, xmin, ymin, xmax, ymax) as [1, 1, detections, 7].
+void WriteDetectionRows(LayerExport& e, const Detections& found) {
   std::vector<std::string> columns;
   for (const std::string& id : {found.image, found.label}) {
     onnx::NodeProto* cast;
@@ -1083,6 +1087,30 @@ void ExportDetectionOutput(LayerExport& e) {
   e.graph.Node("Reshape", e.name(),
                {rows, e.graph.Int64Constant(e.name() + "/shape", {1, 1, -1, 7})}, {e.tops[0]});
   e.graph.SetDynamicAxis(e.tops[0], 2, "detections");
+}
+
+void ExportDetectionOutput(LayerExport& e) {
+  const DetectionOutputParameter& p = e.param.detection_output_param();
+  const NonMaximumSuppressionParameter& nms = p.nms_param();
+  if (nms.eta() < 1 && nms.nms_threshold() > 0.5f) {
+    Refuse(e,
+           "eta < 1 (adaptive NMS, lowering the threshold after each kept box) has no ONNX "
+           "equivalent");
+  }
+  Shape labels;
+  for (int64_t c = 0; c < static_cast<int64_t>(p.num_classes()); ++c) {
+    if (c != p.background_label_id()) labels.push_back(c);
+  }
+  if (labels.empty()) Refuse(e, "no class other than the background");
+  DetectionSizes n;
+  n.images = e.bottom_shapes[0][0];
+  n.priors = e.bottom_shapes[2][2] / 4;
+  n.slots = static_cast<int64_t>(labels.size());
+  n.k = nms.has_top_k() && nms.top_k() < n.priors ? nms.top_k() : n.priors;
+  n.labels = e.graph.Int64Constant(e.name() + "/labels", labels);
+  Detections found = NmsPerClass(e, TopKPerClass(e, ClassCandidates(e, n), n), n);
+  if (p.keep_top_k() != -1) found = KeepTopK(e, found, n.images, p.keep_top_k());
+  WriteDetectionRows(e, found);
 }
 
 using LayerWriter = std::function<void(LayerExport&)>;
