@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "crema/net.hpp"
 #include "crema/export/onnx_export.hpp"
+#include "crema/net.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 
@@ -105,6 +105,109 @@ TEST(OnnxExportTest, LayerWithoutOnnxEquivalentIsAnErrorNamingIt) {
       "  recurrent_param { num_output: 4 } }");
   const std::string message = ErrorMessageOf([&] { NetToOnnx(*net); });
   EXPECT_NE(message.find("layer 'lstm1' of type LSTM"), std::string::npos) << message;
+}
+
+// A tiny SSD head: loc and conf for 2 x 2 cells, 4 priors each, 3 classes.
+std::string SsdNet(const std::string& detection_param) {
+  return "layer { name: 'data' type: 'Input' top: 'data'"
+         "  input_param { shape { dim: 1 dim: 3 dim: 8 dim: 8 } } }"
+         "layer { name: 'feature' type: 'Convolution' bottom: 'data' top: 'feature'"
+         "  convolution_param { num_output: 2 kernel_size: 4 stride: 4 } }"
+         "layer { name: 'loc_input' type: 'Input' top: 'loc' top: 'conf'"
+         "  input_param { shape { dim: 1 dim: 64 } shape { dim: 1 dim: 48 } } }"
+         "layer { name: 'prior' type: 'PriorBox' bottom: 'feature' bottom: 'data' top: 'prior'"
+         "  prior_box_param { min_size: 2 max_size: 4 aspect_ratio: 2 variance: 0.1 } }"
+         "layer { name: 'det' type: 'DetectionOutput' bottom: 'loc' bottom: 'conf'"
+         "  bottom: 'prior' top: 'det' detection_output_param { num_classes: 3 " +
+         detection_param + " } }";
+}
+
+// PriorBox becomes a constant, DetectionOutput an NMS whose output has a
+// symbolic number of rows.
+TEST(OnnxExportTest, SsdHeadBecomesConstantPriorsAndNms) {
+  const std::unique_ptr<Net<float>> net =
+      TestNet(SsdNet("nms_param { nms_threshold: 0.45 top_k: 5 } keep_top_k: 3"));
+  const onnx::GraphProto graph = Export(*net).graph();
+  bool prior_is_constant = false;
+  for (const auto& tensor : graph.initializer()) {
+    if (tensor.name() == "prior") {
+      prior_is_constant = true;
+      EXPECT_EQ(std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+                (std::vector<int64_t>{1, 2, 64}));
+    }
+  }
+  EXPECT_TRUE(prior_is_constant);
+  std::map<std::string, int> ops;
+  for (const auto& node : graph.node()) ++ops[node.op_type()];
+  EXPECT_EQ(ops["NonMaxSuppression"], 1);
+  EXPECT_EQ(ops["TopK"], 2);  // nms_param.top_k, keep_top_k
+  ASSERT_EQ(graph.output_size(), 1);
+  const auto& shape = graph.output(0).type().tensor_type().shape();
+  ASSERT_EQ(shape.dim_size(), 4);
+  EXPECT_EQ(shape.dim(2).dim_param(), "detections");
+  EXPECT_EQ(shape.dim(3).dim_value(), 7);
+}
+
+// The message of exporting a net whose layer `name` of `type` is refused.
+void ExpectRefused(const std::string& net_text, const std::string& name, const std::string& type,
+                   const std::string& why) {
+  const std::unique_ptr<Net<float>> net = TestNet(net_text);
+  const std::string message = ErrorMessageOf([&] { NetToOnnx(*net); });
+  EXPECT_NE(message.find("layer '" + name + "' of type " + type), std::string::npos) << message;
+  EXPECT_NE(message.find(why), std::string::npos) << message;
+}
+
+TEST(OnnxExportTest, AdaptiveNmsIsRefused) {
+  ExpectRefused(SsdNet("nms_param { nms_threshold: 0.6 eta: 0.9 }"), "det", "DetectionOutput",
+                "eta < 1");
+}
+
+TEST(OnnxExportTest, SegNetBnLearningModeIsRefused) {
+  ExpectRefused(
+      "layer { name: 'data' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }"
+      "layer { name: 'bn' type: 'BN' bottom: 'data' top: 'bn' bn_param { bn_mode: LEARN } }",
+      "bn", "BN", "bn_mode LEARN");
+}
+
+TEST(OnnxExportTest, PsRoiPoolingAndProposalAreRefusedByName) {
+  ExpectRefused(
+      "layer { name: 'data' type: 'Input' top: 'maps' top: 'rois'"
+      "  input_param { shape { dim: 1 dim: 8 dim: 4 dim: 4 } shape { dim: 1 dim: 5 } } }"
+      "layer { name: 'vote' type: 'PSROIPooling' bottom: 'maps' bottom: 'rois' top: 'vote'"
+      "  psroi_pooling_param { spatial_scale: 1 output_dim: 2 group_size: 2 } }",
+      "vote", "PSROIPooling", "position-sensitive");
+  ExpectRefused(
+      "layer { name: 'data' type: 'Input' top: 'scores' top: 'deltas' top: 'im_info'"
+      "  input_param { shape { dim: 1 dim: 2 dim: 4 dim: 4 } shape { dim: 1 dim: 4 dim: 4 dim: 4 }"
+      "  shape { dim: 1 dim: 3 } } }"
+      "layer { name: 'proposal' type: 'Proposal' bottom: 'scores' bottom: 'deltas'"
+      "  bottom: 'im_info' top: 'rois' proposal_param { ratio: 1 scale: 8 } }",
+      "proposal", "Proposal", "anchors");
+}
+
+TEST(OnnxExportTest, GlobalPoolingMaskIsRefused) {
+  ExpectRefused(
+      "layer { name: 'data' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 1 dim: 2 dim: 4 dim: 4 } } }"
+      "layer { name: 'pool' type: 'Pooling' bottom: 'data' top: 'pool' top: 'mask'"
+      "  pooling_param { pool: MAX global_pooling: true } }",
+      "pool", "Pooling", "mask");
+}
+
+// Caffe's mask (index within each plane, as a float) from MaxPool's Indices.
+TEST(OnnxExportTest, PoolingMaskComesFromMaxPoolIndices) {
+  const std::unique_ptr<Net<float>> net = TestNet(
+      "layer { name: 'data' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 1 dim: 2 dim: 4 dim: 4 } } }"
+      "layer { name: 'pool' type: 'Pooling' bottom: 'data' top: 'pool' top: 'mask'"
+      "  pooling_param { pool: MAX kernel_size: 2 stride: 2 } }");
+  const onnx::GraphProto graph = Export(*net).graph();
+  std::vector<std::string> ops;
+  for (const auto& node : graph.node()) ops.push_back(node.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"MaxPool", "Sub", "Cast"}));
+  EXPECT_EQ(graph.node(0).output_size(), 2);
+  EXPECT_EQ(graph.node(2).output(0), "mask");
 }
 
 TEST(OnnxExportTest, OpsetOutsideTheWrittenRangeIsAnError) {

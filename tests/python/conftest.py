@@ -37,6 +37,20 @@ def compat():
     return COMPAT
 
 
+@pytest.fixture(scope="session")
+def onnxruntime():
+    """ONNX Runtime (onnxruntime-node, which scripts/install_deps.sh installs
+    into build/onnxruntime): the tests that use it skip where node or the
+    package is missing, and fail under CI=true."""
+    from onnxruntime_runner import find_onnxruntime
+    runtime, missing = find_onnxruntime(SOURCE)
+    if runtime is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("ONNX Runtime is missing (CI=true: it must be there): " + missing)
+        pytest.skip("no ONNX Runtime: " + missing)
+    return runtime
+
+
 def central_difference(objective, array, index, step=1e-2):
     """(objective() with array[index] + step - the same with - step) / 2 step,
     array[index] restored after."""

@@ -1,5 +1,6 @@
 """`crema export`: a net written as ONNX is a valid model (onnx.checker) and
-computes what the net computes, checked by a second runtime (OpenCV's dnn).
+computes what the net computes, checked by two runtimes: OpenCV's dnn and
+ONNX Runtime (the `onnxruntime` fixture).
 
 Each net gets random weights (BVLC's deploy files come without trained ones),
 is saved, exported by the tool, and both run on the same random input.
@@ -102,7 +103,7 @@ def export(tool, model, weights, output):
                            "--output=%s" % output], capture_output=True, text=True)
 
 
-def compare(label, text, tool, tmp_path):
+def compare(label, text, tool, tmp_path, onnxruntime):
     crema.set_random_seed(1701)
     rng = np.random.default_rng(1701)
     model = tmp_path / "deploy.prototxt"
@@ -123,29 +124,31 @@ def compare(label, text, tool, tmp_path):
     for name, value in inputs.items():
         runtime.setInput(value, name)
     names = list(expected)
-    got = runtime.forward(names)
-    worst = 0.0
-    for name, value in zip(names, got):
-        reference = expected[name]
-        assert value.size == reference.size, name
-        difference = np.abs(value.reshape(reference.shape) - reference).max()
-        worst = max(worst, difference / np.abs(reference).max())
-    RESULTS[label] = worst
-    print("%-14s max |onnx - crema| / max |crema| = %.2e" % (label, worst))
-    assert worst <= TOLERANCE, label
+    results = {"OpenCV": runtime.forward(names),
+               "ONNX Runtime": onnxruntime.run(output, inputs, names)}
+    for runtime_name, got in results.items():
+        worst = 0.0
+        for name, value in zip(names, got):
+            reference = expected[name]
+            assert value.size == reference.size, name
+            difference = np.abs(value.reshape(reference.shape) - reference).max()
+            worst = max(worst, difference / np.abs(reference).max())
+        RESULTS[label, runtime_name] = worst
+        print("%-14s %-12s max |onnx - crema| / max |crema| = %.2e" % (label, runtime_name, worst))
+        assert worst <= TOLERANCE, (label, runtime_name)
 
 
 @pytest.mark.parametrize("label", list(BVLC_NETS))
-def test_bvlc_net_exports_and_matches(label, crema_tool, compat, tmp_path):
+def test_bvlc_net_exports_and_matches(label, crema_tool, compat, tmp_path, onnxruntime):
     text = (compat / BVLC_NETS[label]).read_text()
-    compare(label, batch_one(text), crema_tool, tmp_path)
+    compare(label, batch_one(text), crema_tool, tmp_path, onnxruntime)
 
 
-def test_resnet_style_net_exports_and_matches(crema_tool, tmp_path):
-    compare("resnet_style", RESNET_STYLE, crema_tool, tmp_path)
+def test_resnet_style_net_exports_and_matches(crema_tool, tmp_path, onnxruntime):
+    compare("resnet_style", RESNET_STYLE, crema_tool, tmp_path, onnxruntime)
 
 
-def test_trained_lenet_exports_and_matches(crema_tool, compat, tmp_path):
+def test_trained_lenet_exports_and_matches(crema_tool, compat, tmp_path, onnxruntime):
     """LeNet with BVLC's trained weights (Fashion-MNIST), read by the tool."""
     model = compat / "bvlc/examples/mnist/lenet.prototxt"
     weights = compat / "lenet_fashion/lenet_fashion_iter_10000.caffemodel"
@@ -159,9 +162,11 @@ def test_trained_lenet_exports_and_matches(crema_tool, compat, tmp_path):
     runtime = cv2.dnn.readNetFromONNX(str(output))
     runtime.setInput(image.astype(np.float32), "data")
     got = runtime.forward("prob").reshape(expected.shape)
-    worst = np.abs(got - expected).max() / np.abs(expected).max()
-    RESULTS["LeNet (trained)"] = worst
-    assert worst <= TOLERANCE
+    from_ort = onnxruntime.run(output, {"data": image.astype(np.float32)}, ["prob"])[0]
+    for runtime_name, value in (("OpenCV", got), ("ONNX Runtime", from_ort)):
+        worst = np.abs(value.reshape(expected.shape) - expected).max() / np.abs(expected).max()
+        RESULTS["LeNet (trained)", runtime_name] = worst
+        assert worst <= TOLERANCE, runtime_name
 
 
 def test_unsupported_layer_is_one_error_line(crema_tool, tmp_path):
