@@ -154,8 +154,8 @@ TYPED_TEST(PSROIPoolingLayerTest, BadRoiRowsRefused) {
   const std::vector<std::pair<std::vector<double>, std::string>> cases = {
       {{1, 0, 0, 4, 4}, "image index 1"}, {{0.25, 0, 0, 4, 4}, "image index 0.25"},
       {{0, 0, nan, 4, 4}, "not finite"},  {{0, 6, 0, 2, 4}, "no cell"},  // x2 before x1
-      {{0, 8, 0, 12, 4}, "no cell"},    // cells [4, 6.5) right of the 4 columns
-      {{0, 0, -9, 4, -3}, "no cell"},   // cells [-4.5, -1) above the rows
+      {{0, 8, 0, 12, 4}, "wholly outside the image"},  // right of the image's 8 pixels
+      {{0, 0, -9, 4, -3}, "wholly outside the image"},  // above it
       {{0, 0, 0, 1e30, 4}, "too far"},  // no int holds the scaled corner
   };
   for (const auto& bad : cases) {

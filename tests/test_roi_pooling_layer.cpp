@@ -176,8 +176,10 @@ TYPED_TEST(ROIPoolingLayerTest, BadRoiRowsRefused) {
       {{0.5, 0, 0, 4, 4}, "image index 0.5"}, {{nan, 0, 0, 4, 4}, "image index"},
       {{0, nan, 0, 4, 4}, "not finite"},      {{0, 0, 0, 4, inf}, "not finite"},
       {{0, 6, 0, 2, 4}, "no cell"},     // x2 before x1
-      {{0, 8, 0, 12, 4}, "no cell"},    // cells 4..6 right of the 4 columns
-      {{0, 0, -9, 4, -2}, "no cell"},   // cells -5..-1 above the rows
+      {{0, 8, 0, 12, 4}, "wholly outside the image"},  // right of the image's 8 pixels
+      {{0, 0, -9, 4, -2}, "wholly outside the image"},  // above it
+      {{0, -3, 0, -0.8, 4}, "wholly outside the image"},  // left of it, though its
+                                                          // rounded cells reach column 0
       {{0, 0, 0, 1e30, 4}, "too far"},  // no int holds the scaled corner
   };
   for (const auto& bad : cases) {
@@ -189,13 +191,22 @@ TYPED_TEST(ROIPoolingLayerTest, BadRoiRowsRefused) {
   }
 }
 
-TYPED_TEST(ROIPoolingLayerTest, RoiTouchingTheMapAccepted) {
+TYPED_TEST(ROIPoolingLayerTest, RoiPartlyOutsideTheImageAccepted) {
   using Dtype = typename TypeParam::Dtype;
-  // Columns round(-1.5) = -2 to round(-0.4) = 0 (bins [-2, 0) and [-1, 1)),
-  // rows 0 to 1: only column 0 is on the map.
-  EXPECT_EQ(this->ForwardErrorWithRoi(1, {1, -3, 0, -0.8, 2}), "");
+  // Pixels -3 to 0.8: columns round(-1.5) = -2 to round(0.4) = 0 (bins
+  // [-2, 0) and [-1, 1)), rows 0 to 1: only column 0 is on the map.
+  EXPECT_EQ(this->ForwardErrorWithRoi(1, {1, -3, 0, 0.8, 2}), "");
   const Dtype* top = this->top_.cpu_data() + 4;
   EXPECT_EQ(std::vector<Dtype>(top, top + 4), (std::vector<Dtype>{0, 100, 0, 96}));
+}
+
+TYPED_TEST(ROIPoolingLayerTest, RoiInsideTheImageButPastTheMapPoolsZeros) {
+  using Dtype = typename TypeParam::Dtype;
+  // Pixels 7 to 7.9 of the image's 8 lie in it, but round to cell 4 of the
+  // 4 columns: every bin is empty and pools 0, as in the fork.
+  EXPECT_EQ(this->ForwardErrorWithRoi(1, {0, 7, 0, 7.9, 4}), "");
+  const Dtype* top = this->top_.cpu_data() + 4;
+  EXPECT_EQ(std::vector<Dtype>(top, top + 4), (std::vector<Dtype>{0, 0, 0, 0}));
 }
 
 TYPED_TEST(ROIPoolingLayerTest, RegisteredByTypeString) {

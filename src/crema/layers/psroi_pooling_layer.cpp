@@ -67,17 +67,10 @@ void PSROIPoolingLayer<Dtype>::MeasureAxis(Dtype low, Dtype high, int extent, in
                                             << ": it holds no cell (ends before it starts)");
   *start = first * spatial_scale_;
   *size = std::max((last + 1) * spatial_scale_ - *start, Dtype(0.1));
-  const Dtype roi_start = *start, roi_size = *size;
-  CREMA_LAYER_REQUIRE(
-      AnyBinHolds(
-          [&](int bin) {
-            return AveragePoolBin<Dtype>(bin, group_size_, roi_start, roi_size, extent);
-          },
-          group_size_),
-      "ROI " << row << " spans " << axis << " pixels " << first << " to " << last << ", cells "
-             << roi_start << " to " << roi_start + roi_size << " after scaling by "
-             << spatial_scale_ << ": it holds no cell of the feature map's " << extent
-             << " (it lies wholly outside)");
+  CREMA_LAYER_REQUIRE(OverlapsImage(low, high, extent, spatial_scale_),
+                      "ROI " << row << " lies at " << axis << " " << low << " to " << high
+                             << " pixels, wholly outside the image of the feature map's "
+                             << extent << " cells at scale " << spatial_scale_);
 }
 
 template <typename Dtype>

@@ -52,15 +52,14 @@ CREMA_ROI_FUNCTION BinSpan AveragePoolBin(int bin, int bins, Dtype start, Dtype 
   return BinSpan{ClampToExtent(begin, extent), ClampToExtent(end, extent)};
 }
 
-// Whether any of `bins` bins along an axis (bin_span(i) gives bin i's
-// clipped cells) holds a cell of the feature map.
-template <typename BinSpanOf>
-bool AnyBinHolds(BinSpanOf bin_span, int bins) {
-  for (int bin = 0; bin < bins; ++bin) {
-    const BinSpan span = bin_span(bin);
-    if (span.end > span.begin) return true;
-  }
-  return false;
+// Whether an ROI from `low` to `high` (input pixels, both ends) along an
+// axis overlaps the image that a feature map of `extent` cells at
+// `spatial_scale` covers, [0, extent / spatial_scale). An ROI inside the image
+// whose rounded cells pass the map's last one pools to zeros, as in the forks;
+// one wholly outside the image is bad input.
+template <typename Dtype>
+bool OverlapsImage(Dtype low, Dtype high, int extent, Dtype spatial_scale) {
+  return high >= Dtype(0) && low * spatial_scale < static_cast<Dtype>(extent);
 }
 
 // A scaled ROI coordinate beyond this (in cells) is refused: no feature map

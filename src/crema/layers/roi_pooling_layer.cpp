@@ -66,12 +66,10 @@ void ROIPoolingLayer<Dtype>::MeasureAxis(Dtype low, Dtype high, int extent, int 
                                             << ": it holds no cell (ends before it starts)");
   *start = static_cast<int>(first);
   *size = static_cast<int>(last) - *start + 1;
-  CREMA_LAYER_REQUIRE(
-      AnyBinHolds([&](int bin) { return MaxPoolBin<Dtype>(bin, bins, *start, *size, extent); },
-                  bins),
-      "ROI " << row << " spans " << axis << " cells " << first << " to " << last
-             << " after scaling by " << spatial_scale_ << ": it holds no cell of the feature map's "
-             << extent << " (it lies wholly outside)");
+  CREMA_LAYER_REQUIRE(OverlapsImage(low, high, extent, spatial_scale_),
+                      "ROI " << row << " lies at " << axis << " " << low << " to " << high
+                             << " pixels, wholly outside the image of the feature map's "
+                             << extent << " cells at scale " << spatial_scale_);
 }
 
 template <typename Dtype>
