@@ -9,9 +9,6 @@
 #include <string>
 #include <typeinfo>
 
-#include "crema/layer_factory.hpp"
-#include "crema/layers/batch_norm_layer.hpp"
-#include "crema/layers/conv_layer.hpp"
 #include "crema/dnnl/dnnl_batch_norm_layer.hpp"
 #include "crema/dnnl/dnnl_conv_layer.hpp"
 #include "crema/dnnl/dnnl_deconv_layer.hpp"
@@ -21,6 +18,9 @@
 #include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/dnnl/dnnl_softmax_layer.hpp"
+#include "crema/layer_factory.hpp"
+#include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/conv_layer.hpp"
 #include "crema/layers/lrn_layer.hpp"
 #include "crema/layers/pooling_layer.hpp"
 #include "crema/layers/relu_layer.hpp"
@@ -85,6 +85,14 @@ void ExpectEngineChoice(const std::string& layer_text, bool default_is_dnnl) {
 TEST(EngineTest, EachTypePicksItsBody) {
   ExpectEngineChoice<DnnlConvolutionLayer>(
       "type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }",
+      true);
+  ExpectEngineChoice<DnnlDepthwiseConvolutionLayer>(
+      "type: 'ConvolutionDepthwise' convolution_param { num_output: 1 kernel_size: 3 "
+      "engine: ENGINE }",
+      true);
+  ExpectEngineChoice<DnnlDepthwiseConvolutionLayer>(
+      "type: 'DepthwiseConvolution' convolution_param { num_output: 1 kernel_size: 3 "
+      "engine: ENGINE }",
       true);
   ExpectEngineChoice<DnnlDeconvolutionLayer>(
       "type: 'Deconvolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }",

@@ -9,10 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "crema/dnnl/channel_blocks.hpp"
 #include "crema/filler.hpp"
 #include "crema/net.hpp"
 #include "crema/net_rewrites/fused_scale_layer.hpp"
-#include "crema/dnnl/channel_blocks.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 
@@ -267,9 +267,14 @@ const char* kHandedNet =
     "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.5 } } }"
     "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }";
 
-std::unique_ptr<Net<float>> MakeHandedNet(const std::string& batch_norm) {
+// depthwise: the convolution a fork's DepthwiseConvolution over 32 channels.
+std::unique_ptr<Net<float>> MakeHandedNet(const std::string& batch_norm, bool depthwise = false) {
   std::string text = kHandedNet;
   text.replace(text.find("BATCH_NORM"), 10, batch_norm);
+  if (depthwise) {
+    text.replace(text.find("dim: 16"), 7, "dim: 32");
+    text.replace(text.find("'Convolution'"), 13, "'DepthwiseConvolution'");
+  }
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TRAIN);
   return std::unique_ptr<Net<float>>(new Net<float>(param));
@@ -371,6 +376,31 @@ TEST_P(NetHandedOutputTest, PassesStoppingBeforeTheScaleLeaveTheOutputInTheBlob)
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchNormBetween, NetHandedOutputTest, ::testing::Bool());
+
+// The forks' depthwise type hands its output over as a Convolution does,
+// to the values of a net whose Scale reads the blob.
+TEST(NetHandedOutputDepthwiseTest, DepthwiseConvolutionHandsItsOutputOver) {
+  if (!ChannelBlocksSupported()) GTEST_SKIP() << "this CPU has no AVX-512: nothing is handed";
+  Context::set_mode(Context::CPU);
+  const auto handed = MakeHandedNet("", true);
+  const auto reference =
+      MakeHandedNet("layer { name: 'bn' type: 'Power' bottom: 'conv' top: 'conv' }", true);
+  EXPECT_TRUE(TakesBlocks(*handed));
+  EXPECT_FALSE(TakesBlocks(*reference));
+  MakeTwins(handed.get(), reference.get());
+  float handed_loss, reference_loss;
+  handed->Forward(&handed_loss);
+  reference->Forward(&reference_loss);
+  EXPECT_NEAR(reference_loss, handed_loss, 1e-4 * (1 + std::fabs(reference_loss)));
+  handed->Backward();
+  reference->Backward();
+  const Blob<float>& want = *reference->blob_by_name("data");
+  const Blob<float>& got = *handed->blob_by_name("data");
+  for (int i = 0; i < want.count(); ++i) {
+    ASSERT_NEAR(want.cpu_diff()[i], got.cpu_diff()[i], 1e-4f * (1 + std::fabs(want.cpu_diff()[i])))
+        << "data diff at " << i;
+  }
+}
 
 #endif  // CREMA_DNNL
 

@@ -2,10 +2,13 @@
 """Writes a copy of a net prototxt with every layer that has an engine choice
 set to one engine, and a map of layer names to types.
 
-  set_engine.py IN.prototxt OUT.prototxt ENGINE TYPES.txt [N,C,H,W]
+  set_engine.py [--grouped=ENGINE2] IN.prototxt OUT.prototxt ENGINE TYPES.txt [N,C,H,W]
 
 ENGINE: DEFAULT, CAFFE, CUDNN or DNNL (CAFFE in GPU mode: every layer on its
-CUDA body). TYPES.txt gets "name type" per layer. With
+CUDA body). --grouped=ENGINE2 gives grouped convolutions (a Convolution with
+group > 1, and the forks' depthwise types) ENGINE2 instead. TYPES.txt gets
+"name type" per layer, with a Convolution whose group is its num_output
+(a depthwise one) named "Depthwise". With
 N,C,H,W the Data layers (a training net's TRAIN and TEST ones) become one
 Input layer of tops data (N,C,H,W) and label (N), zero-filled: the benches
 time the layers, not a database. Works on the text: top-level `layer { ... }`
@@ -17,6 +20,7 @@ import sys
 # parameter holding their engine.
 ENGINE_FIELD = {
     "Convolution": "convolution_param", "Deconvolution": "convolution_param",
+    "ConvolutionDepthwise": "convolution_param", "DepthwiseConvolution": "convolution_param",
     "InnerProduct": "inner_product_param", "Pooling": "pooling_param",
     "ReLU": "relu_param", "LRN": "lrn_param", "Softmax": "softmax_param",
     "Eltwise": "eltwise_param", "BatchNorm": "batch_norm_param",
@@ -36,9 +40,19 @@ def layer_blocks(text):
                 break
 
 
+def group_of(block):
+    """The block's convolution group (1 where none is given)."""
+    match = re.search(r"\bgroup:\s*(\d+)", block)
+    return int(match.group(1)) if match else 1
+
+
 def main():
-    source, target, engine, types_path = sys.argv[1:5]
-    input_dims = sys.argv[5].split(",") if len(sys.argv) > 5 else None
+    args = sys.argv[1:]
+    grouped_engine = None
+    if args and args[0].startswith("--grouped="):
+        grouped_engine = args.pop(0).split("=", 1)[1]
+    source, target, engine, types_path = args[0:4]
+    input_dims = args[4].split(",") if len(args) > 4 else None
     text = open(source).read()
     pieces, names, last, input_written = [], [], 0, False
     for start, end in layer_blocks(text):
@@ -51,14 +65,23 @@ def main():
                 "  input_param { shape { " + " ".join(f"dim: {d}" for d in input_dims) +
                 f" }} shape {{ dim: {input_dims[0]} }} }}\n}}")
             name, kind, input_written = "data", "Input", True
-        names.append(f"{name} {kind}")
+        outputs = re.search(r"\bnum_output:\s*(\d+)", block)
+        depthwise = kind in ("ConvolutionDepthwise", "DepthwiseConvolution") or (
+            kind == "Convolution" and group_of(block) > 1 and outputs and
+            group_of(block) == int(outputs.group(1)))
+        names.append(f"{name} {'Depthwise' if depthwise else kind}")
         field = ENGINE_FIELD.get(kind)
+        layer_engine = engine
+        if grouped_engine and (depthwise or (kind == "Convolution" and group_of(block) > 1)):
+            layer_engine = grouped_engine
         if field:
             block = re.sub(r"\n\s*engine:\s*\w+", "", block)
+            block = re.sub(r"\bengine:\s*\w+\s*", "", block)
             if re.search(rf"\b{field}\s*\{{", block):
-                block = re.sub(rf"\b{field}\s*\{{", f"{field} {{ engine: {engine}", block, count=1)
+                block = re.sub(rf"\b{field}\s*\{{", f"{field} {{ engine: {layer_engine}", block,
+                               count=1)
             else:
-                block = block[:-1].rstrip() + f"\n  {field} {{ engine: {engine} }}\n}}"
+                block = block[:-1].rstrip() + f"\n  {field} {{ engine: {layer_engine} }}\n}}"
         pieces.append(text[last:start] + block)
         last = end
     open(target, "w").write("".join(pieces) + text[last:])

@@ -4,7 +4,8 @@
 Usage: step_flops.py BUILD_DIR NET.prototxt
 Prints one line: "forward F step S" (GFLOP). The forward pass counts
 2 x (inputs per output) for every output of each Convolution, Deconvolution
-and InnerProduct layer (grouping included); the step counts it three times:
+and InnerProduct layer (grouping included; the forks' depthwise types count
+as convolutions); the step counts it three times:
 the forward product, the weight gradient and the bottom gradient, which a
 net with force_backward computes for every layer, the first one included.
 The element-wise layers' work is left out: it is memory traffic, not
@@ -29,7 +30,8 @@ def main():
         text_format.Merge(f.read(), param)
     forward = 0
     for layer in param.layer:
-        if layer.type not in ("Convolution", "Deconvolution", "InnerProduct"):
+        if layer.type not in ("Convolution", "Deconvolution", "InnerProduct",
+                              "ConvolutionDepthwise", "DepthwiseConvolution"):
             continue
         weights = net.params[layer.name][0].data
         # Weights are (outputs, inputs per output, kernel...); a

@@ -1,7 +1,8 @@
 // The oneDNN convolution against the reference one: the same forward values,
 // bottom gradients and (accumulated) parameter gradients, over strides, pads,
-// dilation, groups, no bias and two bottoms; shapes oneDNN does not take fall
-// back to the reference body.
+// dilation, groups (depthwise ones too, and the forks' depthwise types), no
+// bias and two bottoms; shapes oneDNN does not take fall back to the
+// reference body.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +14,9 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_conv_layer.hpp"
+#include "crema/layer_factory.hpp"
 #include "crema/layers/conv_layer.hpp"
+#include "crema/layers/depthwise_conv_layer.hpp"
 #include "crema/util/io.hpp"
 #include "dnnl/dnnl_reference_check.hpp"
 #include "gradient_checker.hpp"
@@ -124,6 +127,95 @@ TEST(DnnlConvolutionLayerTest, MatchesReferenceBlockedGroupsTwoBottoms) {
   ExpectSameAsReference("num_output: 32 kernel_size: 3 group: 2", {2, 32, 6, 5}, 2);
 }
 
+// Depthwise kernels (one input channel per group) on oneDNN's depthwise
+// bodies: 16 groups to a block, strided, with a channel multiplier, with
+// channels not a multiple of 16; and a grouped kernel of few channels per
+// group. Forward, bottom and weight gradients as the reference's.
+TEST(DnnlConvolutionLayerTest, MatchesReferenceDepthwise) {
+  ExpectSameAsReference("num_output: 32 kernel_size: 3 pad: 1 group: 32", {2, 32, 7, 6});
+  ExpectSameAsReference("num_output: 48 kernel_size: 3 pad: 1 stride: 2 group: 48 bias_term: false",
+                        {2, 48, 9, 8});
+  ExpectSameAsReference("num_output: 64 kernel_size: 3 pad: 1 group: 32", {2, 32, 6, 5});
+  ExpectSameAsReference("num_output: 24 kernel_size: 5 pad: 2 group: 24", {3, 24, 6, 7});
+}
+
+TEST(DnnlConvolutionLayerTest, MatchesReferenceFewChannelsPerGroup) {
+  ExpectSameAsReference("num_output: 32 kernel_size: 3 pad: 1 group: 8", {2, 32, 7, 6});
+}
+
+// Engine DEFAULT's twin runs a depthwise layer on oneDNN, to the reference's
+// values, the first layer of a net (one channel per group there) too.
+TEST(DnnlConvolutionLayerTest, DefaultRunsDepthwiseOnDnnl) {
+  for (const auto& shape : {std::vector<int>{2, 32, 7, 6}, std::vector<int>{2, 3, 7, 6}}) {
+    const std::string channels = std::to_string(shape[1]);
+    DnnlCheck check("name: 'dw' type: 'Convolution' convolution_param { num_output: " + channels +
+                        " kernel_size: 3 pad: 1 group: " + channels +
+                        " weight_filler { type: 'gaussian' std: 0.3 }"
+                        " bias_filler { type: 'gaussian' std: 0.3 } }",
+                    {shape});
+    LayerParameter param;
+    ReadProtoFromString(check.layer, "layer", &param);
+    Blob<float> bottom(shape), top;
+    std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
+    DnnlConvolutionLayer<float> for_default(param, true);
+    for_default.SetUp(bottom_vec, top_vec);
+    EXPECT_TRUE(for_default.uses_dnnl()) << channels << " channels";
+    ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
+  }
+}
+
+// The forks' depthwise types on the oneDNN twin: the reference depthwise
+// layer's values and gradients, under both type strings.
+TEST(DnnlConvolutionLayerTest, ForkDepthwiseTypesMatchReference) {
+  for (const std::string type : {"ConvolutionDepthwise", "DepthwiseConvolution"}) {
+    DnnlCheck check("name: 'dw' type: '" + type +
+                        "' convolution_param { num_output: 32 kernel_size: 3 pad: 1 stride: 2"
+                        " weight_filler { type: 'gaussian' std: 0.3 }"
+                        " bias_filler { type: 'gaussian' std: 0.3 } }",
+                    {{2, 16, 9, 8}});
+    ExpectDnnlMatchesReference<DepthwiseConvolutionLayer, DnnlDepthwiseConvolutionLayer>(check);
+  }
+}
+
+// A Convolution with group = channels and the forks' two depthwise types,
+// made by the registry with engine DEFAULT, run the same oneDNN body: the
+// same top, to the bit, from the same weights.
+TEST(DnnlConvolutionLayerTest, DepthwiseTypesGetTheSameBody) {
+  Context::set_mode(Context::CPU);
+  Context::set_random_seed(7);
+  Blob<float> bottom(std::vector<int>{2, 32, 8, 8});
+  GaussianFill(&bottom, 1.0f);
+  std::vector<Blob<float>*> bottom_vec{&bottom};
+  std::vector<std::vector<float>> tops;
+  std::vector<float> weights;
+  for (const std::string type : {"Convolution", "ConvolutionDepthwise", "DepthwiseConvolution"}) {
+    SCOPED_TRACE(type);
+    LayerParameter param;
+    ReadProtoFromString("name: 'dw' type: '" + type +
+                            "' convolution_param { num_output: 32 kernel_size: 3 pad: 1 " +
+                            (type == "Convolution" ? "group: 32 " : "") +
+                            "weight_filler { type: 'gaussian' std: 0.3 } }",
+                        "layer", &param);
+    const std::shared_ptr<Layer<float>> layer = LayerRegistry<float>::CreateLayer(param);
+    Blob<float> top;
+    std::vector<Blob<float>*> top_vec{&top};
+    layer->SetUp(bottom_vec, top_vec);
+    const auto* convolution = dynamic_cast<DnnlConvolutionLayer<float>*>(layer.get());
+    const auto* depthwise = dynamic_cast<DnnlDepthwiseConvolutionLayer<float>*>(layer.get());
+    ASSERT_TRUE(convolution || depthwise);
+    EXPECT_TRUE(convolution ? convolution->uses_dnnl() : depthwise->uses_dnnl());
+    EXPECT_EQ(layer->type(), type);
+    Blob<float>& layer_weights = *layer->blobs()[0];
+    if (weights.empty()) weights.assign(layer_weights.cpu_data(), layer_weights.cpu_data() + 288);
+    ASSERT_EQ(layer_weights.count(), 288);
+    std::copy(weights.begin(), weights.end(), layer_weights.mutable_cpu_data());
+    layer->Forward(bottom_vec, top_vec);
+    tops.emplace_back(top.cpu_data(), top.cpu_data() + top.count());
+  }
+  EXPECT_TRUE(tops[0] == tops[1]);
+  EXPECT_TRUE(tops[0] == tops[2]);
+}
+
 // The same inputs through two layers give the same bits: the work split
 // oneDNN plans depends on the thread budget only.
 TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
@@ -155,16 +247,24 @@ TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
 // What engine DEFAULT runs per shape (channels per group, pointwise kernels).
 TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
   using Body = DefaultConvolutionBody;
-  EXPECT_EQ(DefaultConvolution(32, 32, false, false), Body::kDnnl);
-  EXPECT_EQ(DefaultConvolution(512, 24, false, false), Body::kDnnl);
-  EXPECT_EQ(DefaultConvolution(20, 50, false, false), Body::kReference);
-  EXPECT_EQ(DefaultConvolution(3, 64, false, false), Body::kDnnlButBottomGradient);
-  EXPECT_EQ(DefaultConvolution(1, 20, false, false), Body::kReference);
-  EXPECT_EQ(DefaultConvolution(192, 64, true, false), Body::kReference);
+  EXPECT_EQ(DefaultConvolution(1, 32, 32, false, false), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(1, 512, 24, false, false), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(1, 20, 50, false, false), Body::kReference);
+  EXPECT_EQ(DefaultConvolution(1, 3, 64, false, false), Body::kDnnlButBottomGradient);
+  EXPECT_EQ(DefaultConvolution(1, 1, 20, false, false), Body::kReference);
+  EXPECT_EQ(DefaultConvolution(1, 192, 64, true, false), Body::kReference);
   // In bf16 oneDNN runs wherever float would not keep its choice: pointwise too.
-  EXPECT_EQ(DefaultConvolution(192, 64, true, true), Body::kDnnl);
-  EXPECT_EQ(DefaultConvolution(20, 50, false, true), Body::kReference);
-  EXPECT_EQ(DefaultConvolution(3, 64, false, true), Body::kDnnlButBottomGradient);
+  EXPECT_EQ(DefaultConvolution(1, 192, 64, true, true), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(1, 20, 50, false, true), Body::kReference);
+  EXPECT_EQ(DefaultConvolution(1, 3, 64, false, true), Body::kDnnlButBottomGradient);
+  // Depthwise kernels (groups of one input and one output channel) run
+  // oneDNN, float and bf16, whatever the channels; a channel multiplier
+  // above 1 follows the per-group rule.
+  EXPECT_EQ(DefaultConvolution(32, 1, 1, false, false), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(1024, 1, 1, false, false), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(3, 1, 1, false, false), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(32, 1, 1, false, true), Body::kDnnl);
+  EXPECT_EQ(DefaultConvolution(24, 1, 2, false, false), Body::kReference);
   for (const int channels : {20, 32}) {
     LayerParameter param;
     ReadProtoFromString("name: 'conv' type: 'Convolution' convolution_param { num_output: " +
@@ -350,7 +450,8 @@ TEST(DnnlConvolutionLayerTest, WinogradOnlyWhereItApplies) {
 TEST(DnnlConvolutionLayerTest, Bf16MatchesReferenceWithinBf16Precision) {
   if (!DnnlHasBf16()) GTEST_SKIP() << "this CPU has no avx512_bf16: BF16 layers compute in float";
   for (const std::string conv : {"num_output: 4 kernel_size: 3", "num_output: 32 kernel_size: 1",
-                                 "num_output: 24 kernel_size: 3 stride: 2 pad: 1 group: 2"}) {
+                                 "num_output: 24 kernel_size: 3 stride: 2 pad: 1 group: 2",
+                                 "num_output: 16 kernel_size: 3 pad: 1 group: 16"}) {
     DnnlCheck check(
         "name: 'conv' type: 'Convolution' compute_precision: BF16 "
         "convolution_param { " +

@@ -8,6 +8,8 @@
 #ifndef CREMA_DNNL_BLOCKED_OUTPUT_HPP_
 #define CREMA_DNNL_BLOCKED_OUTPUT_HPP_
 
+#include "crema/blob.hpp"
+
 namespace crema {
 
 class BlockedOutput {
@@ -25,6 +27,20 @@ class BlockedOutput {
 
  private:
   const float* blocks_ = nullptr;
+};
+
+// A layer that can hand its top over (the oneDNN convolutions, plain and
+// depthwise).
+class BlockedOutputProducer {
+ public:
+  virtual ~BlockedOutputProducer() = default;
+  // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
+  // and hand it over where they can (one bottom, a top of 16-channel blocks
+  // moved by channel_blocks).
+  virtual BlockedOutput* HandOverOutput() = 0;
+  // A pass that stops before the taker: moves a top still handed over into
+  // the blob.
+  virtual void FinishHandedOutput(Blob<float>* top) = 0;
 };
 
 }  // namespace crema

@@ -5,8 +5,14 @@
 namespace crema {
 
 bool DefaultMakesDnnlTwin(const std::string& type) {
-  static const std::set<std::string> twins{"Convolution", "Pooling",      "ReLU",
-                                           "LRN",         "InnerProduct", "Softmax"};
+  static const std::set<std::string> twins{"Convolution",
+                                           "ConvolutionDepthwise",
+                                           "DepthwiseConvolution",
+                                           "Pooling",
+                                           "ReLU",
+                                           "LRN",
+                                           "InnerProduct",
+                                           "Softmax"};
   return twins.count(type) > 0;
 }
 
@@ -17,8 +23,11 @@ bool MostlyPadding(int input_channels, int output_channels) {
   return padded(input_channels) * padded(output_channels) > 1.5 * input_channels * output_channels;
 }
 
-DefaultConvolutionBody DefaultConvolution(int input_channels, int output_channels, bool pointwise,
-                                          bool bf16) {
+DefaultConvolutionBody DefaultConvolution(int groups, int input_channels, int output_channels,
+                                          bool pointwise, bool bf16) {
+  if (groups > 1 && input_channels == 1 && output_channels == 1) {
+    return DefaultConvolutionBody::kDnnl;
+  }
   const bool keeps_float_choice =
       input_channels < kFewChannels || MostlyPadding(input_channels, output_channels);
   if (bf16 && !keeps_float_choice) return DefaultConvolutionBody::kDnnl;

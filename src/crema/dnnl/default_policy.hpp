@@ -16,23 +16,29 @@ namespace crema {
 
 // Whether DEFAULT makes the type's oneDNN twin (which then asks the rule of
 // its type below, if it has one, shape by shape) or the reference layer:
-//   Convolution, Pooling, ReLU, LRN, InnerProduct: the twin, per shape;
+//   Convolution (and the forks' depthwise ConvolutionDepthwise and
+//     DepthwiseConvolution), Pooling, ReLU, LRN, InnerProduct: the twin,
+//     per shape;
 //   Softmax: the twin, oneDNN everywhere;
 //   Eltwise, Deconvolution, BatchNorm: the reference layer (Eltwise's
 //     one-pass sum is faster than oneDNN's; the other two are not measured
 //     on a net yet).
 bool DefaultMakesDnnlTwin(const std::string& type);
 
-// Convolution. oneDNN's blocked layouts hold channels in blocks of 16: where
-// they would be mostly padding, or for a pointwise kernel (one GEMM over the
-// input as it lies), the reference body is faster. A first layer (fewer
-// input channels than a block; its input stays plain) runs oneDNN for the
-// forward pass and the weight gradient only: its bottom gradient is slow
-// there. In bf16 oneDNN runs wherever float would not keep its choice.
+// Convolution, per group's input and output channels. A depthwise kernel
+// (several groups of one input and one output channel) runs oneDNN, whose
+// depthwise kernels block 16 groups together and beat the reference body's
+// loop over groups, forward and backward. Otherwise (a channel multiplier
+// above 1 too, which oneDNN runs as grouped GEMMs): oneDNN's blocked layouts hold a group's
+// channels in blocks of 16: where they would be mostly padding, or for a pointwise kernel (one GEMM
+// over the input as it lies), the reference body is faster. A first layer (fewer input channels
+// than a block; its input stays plain) runs oneDNN for the forward pass and the weight gradient
+// only: its bottom gradient is slow there. In bf16 oneDNN runs wherever float would not keep its
+// choice.
 enum class DefaultConvolutionBody { kReference, kDnnl, kDnnlButBottomGradient };
 constexpr int kFewChannels = 16;
-DefaultConvolutionBody DefaultConvolution(int input_channels, int output_channels, bool pointwise,
-                                          bool bf16);
+DefaultConvolutionBody DefaultConvolution(int groups, int input_channels, int output_channels,
+                                          bool pointwise, bool bf16);
 // Whether oneDNN's 16-channel blocks would be mostly padding: more than 1.5x
 // the channels of input and output (of the output alone for a first layer).
 bool MostlyPadding(int input_channels, int output_channels);

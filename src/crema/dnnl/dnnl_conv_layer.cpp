@@ -19,22 +19,23 @@ struct DnnlConvolutionPrimitives {
   DnnlTrainingArguments args;  // in the layouts (and types) each primitive takes
 };
 
-template <typename Dtype>
-DnnlConvolutionLayer<Dtype>::DnnlConvolutionLayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, ConvolutionLayer, DnnlConvolutionPrimitives>(param, for_default) {}
+template <typename Dtype, template <typename> class Reference>
+DnnlConvolutionTwin<Dtype, Reference>::DnnlConvolutionTwin(const LayerParameter& param,
+                                                           bool for_default)
+    : DnnlTwin<Dtype, Reference, DnnlConvolutionPrimitives>(param, for_default) {}
 
-template <typename Dtype>
-bool DnnlConvolutionLayer<Dtype>::Winograd() const {
+template <typename Dtype, template <typename> class Reference>
+bool DnnlConvolutionTwin<Dtype, Reference>::Winograd() const {
   return this->layer_param_.convolution_algorithm() == WINOGRAD && this->num_spatial_axes_ == 2 &&
          this->kernel_shape_[0] == 3 && this->kernel_shape_[1] == 3 && this->stride_[0] == 1 &&
          this->stride_[1] == 1 && this->dilation_[0] == 1 && this->dilation_[1] == 1 &&
          this->group_ == 1 && !bf16_;
 }
 
-template <typename Dtype>
-bool DnnlConvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
-                                                 const std::vector<Blob<Dtype>*>& top,
-                                                 DnnlConvolutionPrimitives* p) {
+template <typename Dtype, template <typename> class Reference>
+bool DnnlConvolutionTwin<Dtype, Reference>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
+                                                           const std::vector<Blob<Dtype>*>& top,
+                                                           DnnlConvolutionPrimitives* p) {
   blocked_output_.Take();  // blocks of the old shape, in a buffer about to go
   winograd_ = false;
   reference_for_bottom_gradient_ = false;
@@ -60,8 +61,8 @@ bool DnnlConvolutionLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>
   }
   if (this->for_default_) {
     const int group = this->group_;
-    const DefaultConvolutionBody body =
-        DefaultConvolution(this->channels_ / group, this->num_output_ / group, this->is_1x1_, bf16);
+    const DefaultConvolutionBody body = DefaultConvolution(
+        group, this->channels_ / group, this->num_output_ / group, this->is_1x1_, bf16);
     if (body == DefaultConvolutionBody::kReference) return false;
     reference_for_bottom_gradient_ = body == DefaultConvolutionBody::kDnnlButBottomGradient;
   }
@@ -96,9 +97,9 @@ Windows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride
 // (bottom, weights, top gradient) convert to bfloat16 as they are reordered,
 // while the results (top, bottom gradient, weight gradient) and the bias stay
 // float. Throws dnnl::error where oneDNN has none.
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd,
-                                                         DnnlConvolutionPrimitives* p) const {
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::MakeTrainingPrimitives(
+    bool winograd, DnnlConvolutionPrimitives* p) const {
   const Windows w = WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
                               this->input_spatial_shape_, this->output_spatial_shape_);
   const auto algorithm =
@@ -130,9 +131,10 @@ void DnnlConvolutionLayer<Dtype>::MakeTrainingPrimitives(bool winograd,
   p->args = DnnlTrainingArguments(p->src, p->weights, p->dst, forward_pd, data_pd, weights_pd);
 }
 
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::DescribePlain(const Blob<Dtype>& bottom, const Blob<Dtype>& top,
-                                                DnnlConvolutionPrimitives* p) const {
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::DescribePlain(const Blob<Dtype>& bottom,
+                                                          const Blob<Dtype>& top,
+                                                          DnnlConvolutionPrimitives* p) const {
   p->src = PlainDesc(bottom.shape());
   p->dst = PlainDesc(top.shape());
   const int group = this->group_;
@@ -143,16 +145,16 @@ void DnnlConvolutionLayer<Dtype>::DescribePlain(const Blob<Dtype>& bottom, const
   if (this->bias_term_) p->bias = PlainDesc({out});
 }
 
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::PrimitivesMade() {
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::PrimitivesMade() {
   weight_diff_buffer_.ReshapeLike(*this->blobs_[0]);
   if (this->bias_term_) bias_diff_buffer_.ReshapeLike(*this->blobs_[1]);
 }
 
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
-                                              const std::vector<Blob<Dtype>*>& top) {
-  if (!this->primitives_) return ConvolutionLayer<Dtype>::Forward_cpu(bottom, top);
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                                        const std::vector<Blob<Dtype>*>& top) {
+  if (!this->primitives_) return Reference<Dtype>::Forward_cpu(bottom, top);
   const DnnlConvolutionPrimitives& p = *this->primitives_;
   for (size_t i = 0; i < bottom.size(); ++i) {
     Dtype* top_data = top[i]->mutable_cpu_data();
@@ -170,19 +172,19 @@ void DnnlConvolutionLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   }
 }
 
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::FinishHandedOutput(Blob<Dtype>* top) {
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::FinishHandedOutput(Blob<Dtype>* top) {
   if (blocked_output_.Take()) this->primitives_->args.forward_dst.Finish(top->mutable_cpu_data());
 }
 
-template <typename Dtype>
-void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
-                                               const std::vector<bool>& propagate_down,
-                                               const std::vector<Blob<Dtype>*>& bottom) {
+template <typename Dtype, template <typename> class Reference>
+void DnnlConvolutionTwin<Dtype, Reference>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                                         const std::vector<bool>& propagate_down,
+                                                         const std::vector<Blob<Dtype>*>& bottom) {
   const bool bottom_gradient =
       std::find(propagate_down.begin(), propagate_down.end(), true) != propagate_down.end();
   if (!this->primitives_ || (reference_for_bottom_gradient_ && bottom_gradient)) {
-    return ConvolutionLayer<Dtype>::Backward_cpu(top, propagate_down, bottom);
+    return Reference<Dtype>::Backward_cpu(top, propagate_down, bottom);
   }
   const DnnlConvolutionPrimitives& p = *this->primitives_;
   const bool weight_grad = this->param_propagate_down(0);
@@ -226,7 +228,13 @@ void DnnlConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
 }
 
 template class DnnlTwin<float, ConvolutionLayer, DnnlConvolutionPrimitives>;
-template class DnnlConvolutionLayer<float>;
+template class DnnlTwin<float, DepthwiseConvolutionLayer, DnnlConvolutionPrimitives>;
+template class DnnlConvolutionTwin<float, ConvolutionLayer>;
+template class DnnlConvolutionTwin<float, DepthwiseConvolutionLayer>;
 REGISTER_DNNL_LAYER(Convolution);
+// The forks' two depthwise type strings name one layer class.
+REGISTER_DNNL_LAYER(DepthwiseConvolution);
+static TwinRegisterer<float> g_dnnl_ConvolutionDepthwise(TwinLibrary::kDnnl, "ConvolutionDepthwise",
+                                                         DnnlCreator_DepthwiseConvolutionLayer);
 
 }  // namespace crema

@@ -1,5 +1,6 @@
-// Convolution on oneDNN primitives: what a Convolution layer with engine DNNL
-// is in CPU mode in CREMA_DNNL builds, for float data (and with engine
+// Convolution on oneDNN primitives: what a Convolution layer (and a depthwise
+// one, the forks' ConvolutionDepthwise and DepthwiseConvolution) with engine
+// DNNL is in CPU mode in CREMA_DNNL builds, for float data (and with engine
 // DEFAULT on the shapes where it is faster), in the layouts oneDNN chooses,
 // with reorders from and to the blobs' plain layout at the layer's edges. It keeps
 // Caffe's blobs and semantics (weights [num_output, channels / group, kh, kw],
@@ -16,17 +17,21 @@
 #include "crema/dnnl/blocked_output.hpp"
 #include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/conv_layer.hpp"
+#include "crema/layers/depthwise_conv_layer.hpp"
 
 namespace crema {
 
 struct DnnlConvolutionPrimitives;
 
-template <typename Dtype>
-class DnnlConvolutionLayer : public DnnlTwin<Dtype, ConvolutionLayer, DnnlConvolutionPrimitives> {
+// Reference: ConvolutionLayer or DepthwiseConvolutionLayer (whose set-up
+// sets the group to the channels); both run the same body.
+template <typename Dtype, template <typename> class Reference>
+class DnnlConvolutionTwin : public DnnlTwin<Dtype, Reference, DnnlConvolutionPrimitives>,
+                            public BlockedOutputProducer {
  public:
   // for_default (engine DEFAULT): the body DefaultConvolution chooses for
   // each shape (default_policy.hpp).
-  explicit DnnlConvolutionLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlConvolutionTwin(const LayerParameter& param, bool for_default = false);
   // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
   // avx512_bf16: bfloat16 operands, float results and gradients; every
   // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's
@@ -36,17 +41,12 @@ class DnnlConvolutionLayer : public DnnlTwin<Dtype, ConvolutionLayer, DnnlConvol
   // Whether it runs oneDNN's Winograd convolution (convolution_algorithm
   // WINOGRAD on a shape and CPU oneDNN has it for: see crema.proto).
   bool uses_winograd() const { return this->uses_dnnl() && winograd_; }
-  // Asks the CPU forward passes to leave the top in oneDNN's blocked layout
-  // and hand it over where they can (one bottom, a top of 16-channel blocks
-  // moved by channel_blocks), for the layer that takes it (the rewrite
-  // hand_blocked_output.cpp).
-  BlockedOutput* HandOverOutput() {
+  // For the layer that takes the top (the rewrite hand_blocked_output.cpp).
+  BlockedOutput* HandOverOutput() override {
     hand_over_output_ = true;
     return &blocked_output_;
   }
-  // A pass that stops before the taker: moves a top still handed over into
-  // the blob.
-  void FinishHandedOutput(Blob<Dtype>* top);
+  void FinishHandedOutput(Blob<Dtype>* top) override;
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,
@@ -80,6 +80,11 @@ class DnnlConvolutionLayer : public DnnlTwin<Dtype, ConvolutionLayer, DnnlConvol
   // oneDNN writes parameter gradients; Caffe layers add them to the diffs.
   Blob<Dtype> weight_diff_buffer_, bias_diff_buffer_;
 };
+
+template <typename Dtype>
+using DnnlConvolutionLayer = DnnlConvolutionTwin<Dtype, ConvolutionLayer>;
+template <typename Dtype>
+using DnnlDepthwiseConvolutionLayer = DnnlConvolutionTwin<Dtype, DepthwiseConvolutionLayer>;
 
 }  // namespace crema
 

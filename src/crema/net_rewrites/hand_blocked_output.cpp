@@ -1,7 +1,7 @@
 // Rewrite: a per-channel Scale in place on a one-bottom oneDNN convolution's
 // top (right after it, or after a BatchNorm folded into it) takes the
 // convolution's output in oneDNN's blocked layout (FusedScaleLayer::
-// TakeBottomFrom, DnnlConvolutionLayer::HandOverOutput). Its seam: a forward
+// TakeBottomFrom, BlockedOutputProducer::HandOverOutput). Its seam: a forward
 // pass that ends between the two has the convolution finish the move into
 // the blob.
 #include <type_traits>
@@ -21,11 +21,15 @@ namespace crema {
 #ifdef CREMA_DNNL
 namespace {
 
-// The oneDNN convolution `layer` is, or null.
-DnnlConvolutionLayer<float>* AsDnnlConvolution(Layer<float>* layer) {
-  return typeid(*layer) == typeid(DnnlConvolutionLayer<float>)
-             ? static_cast<DnnlConvolutionLayer<float>*>(layer)
-             : nullptr;
+// The oneDNN convolution (plain or depthwise) `layer` is, or null.
+BlockedOutputProducer* AsDnnlConvolution(Layer<float>* layer) {
+  if (typeid(*layer) == typeid(DnnlConvolutionLayer<float>)) {
+    return static_cast<DnnlConvolutionLayer<float>*>(layer);
+  }
+  if (typeid(*layer) == typeid(DnnlDepthwiseConvolutionLayer<float>)) {
+    return static_cast<DnnlDepthwiseConvolutionLayer<float>*>(layer);
+  }
+  return nullptr;
 }
 
 // The Scale's producer: the layer before it, or the one before a folded
@@ -42,7 +46,7 @@ void HandFloatOutputs(NetGraph<float>& graph, std::vector<Net<float>::Seam>* sea
     const auto* plain = dynamic_cast<ScaleLayer<float>*>(graph.layers[i].get());
     if (!plain) continue;
     const int producer = ProducerThroughFold(graph, i);
-    DnnlConvolutionLayer<float>* convolution =
+    BlockedOutputProducer* convolution =
         producer >= 0 ? AsDnnlConvolution(graph.layers[producer].get()) : nullptr;
     if (!convolution || graph.bottoms[producer].size() != 1 || graph.tops[producer].size() != 1) {
       continue;
