@@ -3,6 +3,7 @@
 // every device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -71,6 +72,25 @@ TYPED_TEST(ReLU6LayerTest, BackwardByHand) {
   const std::vector<Dtype> bottom_diff =
       BackwardOnValues<Dtype>(&layer, {-3, -0.5, 0, 0.5, 3, 6, 7.5}, {1, 2, 3, 4, 5, 6, 7});
   EXPECT_EQ(bottom_diff, (std::vector<Dtype>{0, 0, 0, 4, 5, 0, 0}));
+}
+
+// Enough values that the passes split over the thread pool: every value,
+// in every part, gets the formula.
+TYPED_TEST(ReLU6LayerTest, LargeBlobEveryValueByFormula) {
+  using Dtype = typename TypeParam::Dtype;
+  std::vector<Dtype> input(100003), top_diff(input.size());
+  for (size_t i = 0; i < input.size(); ++i) {
+    input[i] = Dtype(static_cast<int>(i % 17) - 4);  // -4 .. 12: both sides of 0 and 6
+    top_diff[i] = Dtype(i % 5 + 1);
+  }
+  ReLU6Layer<Dtype> forward_layer(ReLU6Param());
+  const std::vector<Dtype> top = ForwardOnValues<Dtype>(&forward_layer, input);
+  ReLU6Layer<Dtype> backward_layer(ReLU6Param());
+  const std::vector<Dtype> bottom_diff = BackwardOnValues<Dtype>(&backward_layer, input, top_diff);
+  for (size_t i = 0; i < input.size(); ++i) {
+    ASSERT_EQ(top[i], std::min(std::max(input[i], Dtype(0)), Dtype(6))) << i;
+    ASSERT_EQ(bottom_diff[i], input[i] > 0 && input[i] < 6 ? top_diff[i] : Dtype(0)) << i;
+  }
 }
 
 TYPED_TEST(ReLU6LayerTest, NaNPassesForwardAndStopsTheGradient) {
