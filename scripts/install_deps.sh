@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Installs every dependency of Crema: Debian packages, and ONNX Runtime (the
-# npm package onnxruntime-node, pinned in scripts/onnxruntime/package-lock.json)
-# into build/onnxruntime for the ONNX export tests. Idempotent: when everything
-# is present it only checks (dpkg, the installed lock) and returns in well
-# under a second.
+# Installs every dependency of Crema: Debian packages and, with
+# --with-onnxruntime (what scripts/test.sh asks for), ONNX Runtime (the npm
+# package onnxruntime-node, pinned in scripts/onnxruntime/package-lock.json)
+# into build/onnxruntime for the ONNX export tests and the benchmarks; building
+# and training need only the packages.
+#   install_deps.sh [--with-onnxruntime]
+# Idempotent: when everything is present it only checks (dpkg, the installed
+# lock) and returns in well under a second.
 set -euo pipefail
+
+with_onnxruntime=0
+case "${1:-}" in
+  --with-onnxruntime) with_onnxruntime=1 ;;
+  "") ;;
+  *) echo "install_deps: unknown argument '$1' (usage: install_deps.sh [--with-onnxruntime])" >&2
+     exit 2 ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -68,5 +79,5 @@ install_onnxruntime() {
 }
 
 install_debian_packages
-install_onnxruntime
+((with_onnxruntime)) && install_onnxruntime
 echo "install_deps: done"

@@ -19,7 +19,7 @@ root=$PWD
 jobs=${CREMA_JOBS:-$(nproc)}
 start=$(date +%s)
 
-./scripts/install_deps.sh
+./scripts/install_deps.sh --with-onnxruntime
 
 stage="" stage_start=$start
 step() {  # Ends the stage that ran (saying how long it took) and names the next.
