@@ -18,7 +18,7 @@
 # OMP_WAIT_POLICY=passive (as the `crema` tool sets it); OpenCV: Debian's
 # python3-opencv (4.6), cv2.setNumThreads(2), its own CPU backend; ONNX
 # Runtime: the npm package onnxruntime-node (at ORT_NODE, by default where
-# scripts/install_deps.sh puts it, build/onnxruntime), 2 intra-op threads (scripts/bench/dnn_forward_ort.js), on
+# scripts/install_deps.sh --with-onnxruntime puts it, build/onnxruntime), 2 intra-op threads (scripts/bench/dnn_forward_ort.js), on
 # the net `crema export` writes with the same weights; a net the export does
 # not take (or without node and the package) gets "-" in that column. The
 # frameworks alternate, ROUNDS rounds; it prints each one's median over
@@ -66,7 +66,7 @@ ort_forward() {  # ort_forward NET.onnx
     awk '/^median/ {print $2, $4}' >>"$work/ort.runs"
 }
 has_ort=0
-# scripts/install_deps.sh installs the package into build/onnxruntime.
+# scripts/install_deps.sh --with-onnxruntime installs the package into build/onnxruntime.
 export ORT_NODE=${ORT_NODE:-$PWD/build/onnxruntime/node_modules/onnxruntime-node}
 command -v node >/dev/null && node -e "require(process.env.ORT_NODE)" 2>/dev/null && has_ort=1
 # cell FRAMEWORK COLUMN: "median (min-max)" over the rounds of column 1 (the
