@@ -130,3 +130,34 @@ def ssd_heads(net, image, sources, num_classes, nms_threshold=0.45, top_k=100, k
                             nms_param={"nms_threshold": nms_threshold, "top_k": top_k},
                             code_type="CENTER_SIZE", keep_top_k=keep_top_k,
                             confidence_threshold=confidence_threshold))
+
+
+DEPTHWISE_TYPES = ["Convolution", "ConvolutionDepthwise", "DepthwiseConvolution"]
+
+
+def main(doc, make, size, min_size, batch=True, size_multiple=1, depthwise=None):
+    """The command line the make_*.py scripts share,
+    [--batch N] [--size S] [--depthwise TYPE] [OUT]: make(batch=, size=,
+    depthwise=) (the options the script has) returns the prototxt, written to
+    OUT or standard output. batch=False: the net takes one image;
+    depthwise: the default type of the depthwise layers, None when the
+    script has no such option."""
+    import argparse
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    if batch:
+        parser.add_argument("--batch", type=int, default=1, help="images per pass (default 1)")
+    rule = f"at least {min_size}" + (f" and a multiple of {size_multiple}"
+                                     if size_multiple > 1 else "")
+    parser.add_argument("--size", type=int, default=size,
+                        help=f"input height and width, {rule} (default {size})")
+    if depthwise:
+        parser.add_argument("--depthwise", default=depthwise, choices=DEPTHWISE_TYPES,
+                            help=f"the depthwise layers' type (default {depthwise})")
+    parser.add_argument("out", nargs="?", help="file to write (default: standard output)")
+    options = vars(parser.parse_args())
+    out = options.pop("out")
+    if options.get("batch", 1) < 1:
+        parser.error("--batch must be at least 1")
+    if options["size"] < min_size or options["size"] % size_multiple:
+        parser.error(f"--size must be {rule}")
+    write(make(**options), out)

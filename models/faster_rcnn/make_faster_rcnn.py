@@ -11,12 +11,11 @@ layers; class probabilities (21 VOC classes) and per-class box deltas.
 
   make_faster_rcnn.py [--size S] [OUT]      (default: a 224x224 image)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, params, write  # noqa: E402
+from netwriter import NetWriter, main, params  # noqa: E402
 
 ANCHORS = 9
 CLASSES = 21
@@ -71,15 +70,5 @@ def faster_rcnn(size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=224, help="input height and width")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.size < 64:
-        parser.error("--size must be at least 64")
-    write(faster_rcnn(args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, faster_rcnn, size=224, min_size=64, batch=False)

@@ -10,12 +10,11 @@ DetectionOutput (CENTER_SIZE boxes, NMS 0.45, confidence 0.25).
 
   make_mobilenet_ssd.py [--batch N] [--size S] [OUT]   (default: batch 1, 300)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, ssd_heads, write  # noqa: E402
+from netwriter import NetWriter, main, ssd_heads  # noqa: E402
 
 # (depthwise stride, pointwise outputs) of conv1 .. conv13.
 BLOCKS = [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512), (1, 512), (1, 512),
@@ -46,16 +45,5 @@ def mobilenet_ssd(batch, size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=300, help="input height and width")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 64:
-        parser.error("--batch must be at least 1 and --size at least 64")
-    write(mobilenet_ssd(args.batch, args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, mobilenet_ssd, size=300, min_size=64)

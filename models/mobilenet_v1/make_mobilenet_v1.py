@@ -11,12 +11,11 @@ ReLU in place; global AVE pooling, the classifier as a 1x1 convolution
 --depthwise ConvolutionDepthwise or DepthwiseConvolution writes the forks'
 depthwise types instead (the same arithmetic and weights).
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, write  # noqa: E402
+from netwriter import NetWriter, main  # noqa: E402
 
 # (name, depthwise stride, pointwise outputs), after conv1 (3x3/2, 32).
 BLOCKS = [("conv2_1", 1, 64), ("conv2_2", 2, 128), ("conv3_1", 1, 128), ("conv3_2", 2, 256),
@@ -49,18 +48,5 @@ def mobilenet_v1(batch, size, depthwise):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=224, help="input height and width")
-    parser.add_argument("--depthwise", default="Convolution",
-                        choices=["Convolution", "ConvolutionDepthwise", "DepthwiseConvolution"])
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 32:
-        parser.error("--batch must be at least 1 and --size at least 32")
-    write(mobilenet_v1(args.batch, args.size, args.depthwise), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, mobilenet_v1, size=224, min_size=32, depthwise="Convolution")

@@ -12,12 +12,11 @@ convolution, Softmax.
   make_mobilenet_v2.py [--batch N] [--size S] [--depthwise TYPE] [OUT]
       (default: batch 1, 224x224 input, depthwise as "DepthwiseConvolution")
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, write  # noqa: E402
+from netwriter import NetWriter, main  # noqa: E402
 
 # (expansion t, outputs c, repeats n, first stride s), after conv1 (3x3/2, 32).
 STAGES = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
@@ -58,18 +57,5 @@ def mobilenet_v2(batch, size, depthwise):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=224, help="input height and width")
-    parser.add_argument("--depthwise", default="DepthwiseConvolution",
-                        choices=["Convolution", "ConvolutionDepthwise", "DepthwiseConvolution"])
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 32:
-        parser.error("--batch must be at least 1 and --size at least 32")
-    write(mobilenet_v2(args.batch, args.size, args.depthwise), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, mobilenet_v2, size=224, min_size=32, depthwise="DepthwiseConvolution")

@@ -9,14 +9,13 @@ bins at 1/16, and 3x3 average pooling to vote; Softmax over the classes.
 
   make_rfcn.py [--size S] [OUT]      (default: a 224x224 image)
 """
-import argparse
 import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "faster_rcnn"))
-from netwriter import NetWriter, params, write  # noqa: E402
+from netwriter import NetWriter, main, params  # noqa: E402
 from make_faster_rcnn import CLASSES, backbone, rpn  # noqa: E402
 
 GROUP = 3
@@ -49,15 +48,5 @@ def rfcn(size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=224, help="input height and width")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.size < 64:
-        parser.error("--size must be at least 64")
-    write(rfcn(args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, rfcn, size=224, min_size=64, batch=False)

@@ -16,12 +16,11 @@ that speaks the segmentation forks' dialects:
 
   make_segmentation.py [--batch N] [--size S] [OUT]   (default: batch 1, 128)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, params, write  # noqa: E402
+from netwriter import NetWriter, main, params  # noqa: E402
 
 CLASSES = 21
 PSPNET_BN = params("bn_param", slope_filler={"type": "constant", "value": 1},
@@ -66,17 +65,5 @@ def segmentation(batch, size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=128,
-                        help="input height and width, a multiple of 16")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 16 or args.size % 16:
-        parser.error("--batch must be at least 1 and --size a multiple of 16")
-    write(segmentation(args.batch, args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, segmentation, size=128, min_size=16, size_multiple=16)

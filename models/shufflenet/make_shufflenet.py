@@ -12,12 +12,11 @@ release writes it.
 
   make_shufflenet.py [--batch N] [--size S] [OUT]   (default: batch 1, 224)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, params, write  # noqa: E402
+from netwriter import NetWriter, main, params  # noqa: E402
 
 GROUPS = 3
 STAGES = [(2, 240, 4), (3, 480, 8), (4, 960, 4)]  # (stage, outputs, units)
@@ -76,16 +75,5 @@ def shufflenet(batch, size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=224, help="input height and width")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 32:
-        parser.error("--batch must be at least 1 and --size at least 32")
-    write(shufflenet(args.batch, args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, shufflenet, size=224, min_size=32)

@@ -10,12 +10,11 @@ sizes 30 to 264 pixels, steps 8 to 300) and DetectionOutput for two classes
 
   make_ssd_face.py [--batch N] [--size S] [OUT]   (default: batch 1, 300)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, params, ssd_heads, write  # noqa: E402
+from netwriter import NetWriter, main, params, ssd_heads  # noqa: E402
 
 
 def conv_bn(net, name, bottom, outputs, kernel, stride=1, relu=True):
@@ -59,16 +58,5 @@ def ssd_face(batch, size):
     return net.text()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--size", type=int, default=300, help="input height and width")
-    parser.add_argument("out", nargs="?")
-    args = parser.parse_args()
-    if args.batch < 1 or args.size < 64:
-        parser.error("--batch must be at least 1 and --size at least 64")
-    write(ssd_face(args.batch, args.size), args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, ssd_face, size=300, min_size=64)
