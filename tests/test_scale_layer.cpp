@@ -258,6 +258,62 @@ TYPED_TEST(ScaleLayerTest, GradientInPlaceMatchesOutOfPlace) {
   this->ExpectInPlaceBackwardMatches(param);
 }
 
+// Planes of 72 values: the GPU body gives each (image, channel) plane a
+// block of its own from 64 values on (one sweep for scale, bias and the
+// copy in place; one for the three gradients).
+TYPED_TEST(ScaleLayerTest, GradientLargePlanesWithBias) {
+  using Dtype = typename TypeParam::Dtype;
+  this->bottom_ = this->RandomBlob({2, 3, 8, 9});
+  this->bottom_vec_ = {this->bottom_.get()};
+  LayerParameter param;
+  param.mutable_scale_param()->set_bias_term(true);
+  param.mutable_scale_param()->mutable_filler()->set_type("gaussian");
+  param.mutable_scale_param()->mutable_bias_filler()->set_type("gaussian");
+  ScaleLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_);
+}
+
+TYPED_TEST(ScaleLayerTest, LargePlanesInPlaceMatchesOutOfPlace) {
+  this->bottom_ = this->RandomBlob({2, 3, 8, 9});
+  this->bottom_vec_ = {this->bottom_.get()};
+  LayerParameter param;
+  this->ExpectInPlaceBackwardMatches(param);
+  param.mutable_scale_param()->set_bias_term(true);
+  this->ExpectInPlaceBackwardMatches(param);
+}
+
+TYPED_TEST(ScaleLayerTest, LargePlanesForwardAndSumsByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(std::vector<int>{2, 3, 8, 9});
+  cpu_set(bottom.count(), Dtype(2), bottom.mutable_cpu_data());
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom};
+  LayerParameter param;
+  param.mutable_scale_param()->set_bias_term(true);
+  ScaleLayer<Dtype> layer(param);
+  layer.SetUp(bottom_vec, this->top_vec_);
+  const Dtype scale[] = {1, -3, 0.5}, bias[] = {0.25, 1, -2};
+  cpu_copy(3, scale, layer.blobs()[0]->mutable_cpu_data());
+  cpu_copy(3, bias, layer.blobs()[1]->mutable_cpu_data());
+  layer.Forward(bottom_vec, this->top_vec_);
+  for (int i = 0; i < this->top_->count(); ++i) {
+    const int c = (i / 72) % 3;
+    ASSERT_EQ(this->top_->cpu_data()[i], 2 * scale[c] + bias[c]) << i;
+  }
+  cpu_set(this->top_->count(), Dtype(1), this->top_->mutable_cpu_diff());
+  for (auto& blob : layer.blobs()) cpu_set(blob->count(), Dtype(5), blob->mutable_cpu_diff());
+  layer.Backward(this->top_vec_, {true}, bottom_vec);
+  // Each channel sums 2 images x 72 positions of top_diff * x = 2 (scale)
+  // or of top_diff = 1 (bias); the bottom diff is top_diff * scale.
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(layer.blobs()[0]->cpu_diff()[c], Dtype(5 + 288)) << c;
+    EXPECT_EQ(layer.blobs()[1]->cpu_diff()[c], Dtype(5 + 144)) << c;
+  }
+  for (int i = 0; i < bottom.count(); ++i) {
+    ASSERT_EQ(bottom.cpu_diff()[i], scale[(i / 72) % 3]) << i;
+  }
+}
+
 TYPED_TEST(ScaleLayerTest, LearnedDiffAccumulatesBottomDiffOverwritten) {
   using Dtype = typename TypeParam::Dtype;
   cpu_set(this->bottom_->count(), Dtype(2), this->bottom_->mutable_cpu_data());

@@ -39,6 +39,11 @@ class ScaleLayer : public Layer<Dtype> {
                     const std::vector<Blob<Dtype>*>& bottom) override;
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
+  // The GPU backward pass where each (outer, scale) plane is large enough
+  // for a block of its own: one sweep for the three gradients.
+  void PlaneBackward_gpu(const std::vector<Blob<Dtype>*>& top,
+                         const std::vector<bool>& propagate_down,
+                         const std::vector<Blob<Dtype>*>& bottom);
 
   // For a twin that normalises first (a BatchNorm's (x - mean) / std folded
   // in, src/crema/net_rewrites/): the forward pass y = (x - mean) * scale /
