@@ -25,7 +25,12 @@
 # rounds of the runs' medians, with the spread (min-max), and the ratios
 # OpenCV / Crema and ONNX Runtime / Crema (above 1: Crema is faster); then
 # the same table of the runs' fastest passes, the ones least disturbed by
-# other load on a shared machine.
+# other load on a shared machine. For mobilenet_v1 it also runs, in the same
+# rounds, oneDNN alone on the same shapes with nothing around it (every
+# activation blocked, weights packed once, BatchNorm/Scale/ReLU folded;
+# scripts/bench/mobilenet_onednn_bound.cpp), its threads sleeping between
+# primitives (OMP_WAIT_POLICY=passive, as Crema's) and spinning (active):
+# the fastest any framework could run that net on oneDNN's kernels here.
 #
 # How to run (from anywhere; it works in the repository root):
 #   scripts/bench/dnn_vs_opencv.sh [BUILD_DIR]      (default build/release)
@@ -61,6 +66,10 @@ forward() {  # forward FRAMEWORK NET WEIGHTS
     "$python" scripts/bench/dnn_forward.py "$1" "$build" "$2" "$3" "$iterations" |
     awk '/^median/ {print $2, $4}' >>"$work/$1.runs"
 }
+bound_forward() {  # bound_forward BATCH WAIT_POLICY
+  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=$2 "$work/bound" "$1" "$iterations" |
+    awk '/^median/ {print $2, $4}' >>"$work/bound_$2.runs"
+}
 ort_forward() {  # ort_forward NET.onnx
   THREADS=2 node scripts/bench/dnn_forward_ort.js "$1" "$iterations" |
     awk '/^median/ {print $2, $4}' >>"$work/ort.runs"
@@ -81,7 +90,11 @@ ratio() {  # ratio CELL CREMA_CELL: the first figures' quotient, or "-"
   awk -v a="${1%% *}" -v c="${2%% *}" 'BEGIN { if (a == "-") print "-"; else printf "%.2f", a / c }'
 }
 
-declare -a lines=()
+has_bound=0
+g++ -O2 -std=c++17 scripts/bench/mobilenet_onednn_bound.cpp -ldnnl -o "$work/bound" 2>/dev/null &&
+  has_bound=1
+
+declare -a lines=() bound_lines=()
 for net in $nets; do
   for batch in $batches; do
     "$python" "models/$net/make_$net.py" --batch "$batch" "$work/net.prototxt"
@@ -95,7 +108,18 @@ for net in $nets; do
       forward crema "$work/net.prototxt" "$work/net.caffemodel"
       forward opencv "$work/net.prototxt" "$work/net.caffemodel"
       ((ort)) && ort_forward "$work/net.onnx"
+      if ((has_bound)) && [[ $net == mobilenet_v1 ]]; then
+        bound_forward "$batch" passive
+        bound_forward "$batch" active
+      fi
     done
+    if [[ -s $work/bound_passive.runs ]]; then
+      crema=$(cell crema 1) onnx=$(cell ort 1)
+      passive=$(cell bound_passive 1) active=$(cell bound_active 1)
+      bound_lines+=("$(printf '  %-14s %5d %24s %24s %8s %8s %8s' "$net" "$batch" "$passive" \
+        "$active" "$(ratio "$crema" "$passive")" "$(ratio "$crema" "$active")" \
+        "$(ratio "$onnx" "$active")")")
+    fi
     for column in 1 2; do
       crema=$(cell crema $column) opencv=$(cell opencv $column) onnx=$(cell ort $column)
       lines+=("$column $(printf '  %-14s %5d %24s %24s %24s %8s %8s' "$net" "$batch" "$crema" \
@@ -110,3 +134,10 @@ for column in 1 2; do
   printf '  %-14s %5s %24s %24s %24s %8s %8s\n' net batch crema opencv onnxruntime opencv/ ort/
   for line in "${lines[@]}"; do [[ ${line%% *} == "$column" ]] && echo "${line#* }"; done
 done
+if ((${#bound_lines[@]})); then
+  echo "oneDNN alone (mobilenet_onednn_bound.cpp), ms, median over the same rounds (min-max);"
+  echo "  ratios: Crema's ms / the bound's (how far Crema is from it), ORT's / the active bound's"
+  printf '  %-14s %5s %24s %24s %8s %8s %8s\n' net batch passive active crema/ crema/ ort/
+  printf '  %-14s %5s %24s %24s %8s %8s %8s\n' "" "" "" "" passive active active
+  for line in "${bound_lines[@]}"; do echo "$line"; done
+fi
