@@ -51,6 +51,31 @@ TEST(SyncedMemoryTest, BorrowedHostMemoryIsUsedAndNotFreed) {
   EXPECT_EQ(owned[0], 2.5f);
 }
 
+// The stamp (what caches of values computed from the contents compare): new
+// at every announced write, the same across reads, new at every look while
+// a writer holds the memory exposed, and never shared by two memories.
+TEST(SyncedMemoryTest, StampChangesWithWritesAndWhileExposed) {
+  SyncedMemory memory(16), other(16);
+  EXPECT_NE(memory.stamp(), other.stamp());
+  const uint64_t fresh = memory.stamp();
+  memory.cpu_data();
+  EXPECT_EQ(memory.stamp(), fresh) << "a read is not a write";
+  memory.mutable_cpu_data();
+  const uint64_t written = memory.stamp();
+  EXPECT_NE(written, fresh);
+  EXPECT_EQ(memory.stamp(), written);
+  memory.Expose();
+  const uint64_t exposed = memory.stamp();
+  EXPECT_NE(exposed, written);
+  EXPECT_NE(memory.stamp(), exposed) << "an exposed memory may change at any time";
+  memory.Unexpose();
+  const uint64_t after = memory.stamp();
+  EXPECT_EQ(memory.stamp(), after);
+  float value = 0;
+  memory.set_cpu_data(&value);
+  EXPECT_NE(memory.stamp(), after);
+}
+
 TEST(SyncedMemoryTest, ZeroSizeIsValid) {
   SyncedMemory mem(0);
   EXPECT_NE(mem.cpu_data(), nullptr);

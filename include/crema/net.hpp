@@ -205,8 +205,9 @@ class Net {
   static void MergeMultiplier(float value, const std::string& param_name, const char* field,
                               std::vector<bool>* has_values, std::vector<float>* values,
                               int learnable_id);
-  // Runs the graph rewrites (src/crema/net_rewrites/) and keeps their seams.
-  void Rewrite();
+  // Runs the graph rewrites (src/crema/net_rewrites/) and keeps their seams;
+  // force_backward: the net's field (a TEST net without it runs forward).
+  void Rewrite(bool force_backward);
   void DecideBackward(bool force_backward);
   void MarkNeedFromBelow();
   void PruneWhatReachesNoLoss();

@@ -3,6 +3,7 @@
 #ifndef CREMA_SYNCEDMEM_HPP_
 #define CREMA_SYNCEDMEM_HPP_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,6 +46,19 @@ class SyncedMemory {
   SyncedHead head() const { return head_; }
   size_t size() const { return size_; }
 
+  // A stamp of the contents, for caches of values computed from them (a
+  // convolution's packed weights): it changes whenever the contents may
+  // have changed, and no two memories, nor two states of one, share a stamp.
+  // Every write is announced by a mutable_* or set_* call, which takes a new
+  // stamp; so a pointer from mutable_cpu_data() may be written through only
+  // until the next call into a net (the rule for C++ callers). Writers that
+  // keep their pointer longer (Python's numpy views) hold the memory exposed
+  // (Expose) for as long as they keep it, and while any do, every call
+  // returns a new stamp: the contents count as changed at each look.
+  uint64_t stamp();
+  void Expose();
+  void Unexpose();
+
   // Host and device buffers allocated so far by this process: a steady-state
   // training step must not add to it.
   static uint64_t allocations();
@@ -62,6 +76,8 @@ class SyncedMemory {
   bool cpu_malloc_use_cuda_ = false;
   bool own_gpu_data_ = false;
   int device_ = -1;
+  std::atomic<uint64_t> stamp_;
+  std::atomic<int> exposed_{0};
 
   DISABLE_COPY_AND_ASSIGN(SyncedMemory);
 };

@@ -13,8 +13,8 @@
 
 #include "bindings.hpp"
 #include "crema/layers/memory_data_layer.hpp"
-#include "crema/util/io.hpp"
 #include "crema/python_layer/python_layer.hpp"
+#include "crema/util/io.hpp"
 
 namespace py = pybind11;
 
@@ -26,13 +26,32 @@ using BlobF = Blob<float>;
 using NetF = Net<float>;
 using LayerF = Layer<float>;
 
-// A numpy array over `memory` with the blob's shape, keeping `owner` (the
-// Python Blob object) alive as long as the array is.
-py::array BlobArray(const py::object& owner, float* memory) {
-  const BlobF& blob = owner.cast<const BlobF&>();
+// What a numpy view of a blob holds on to: the Python Blob object, and the
+// memory the view points into, which stays alive with the view even after a
+// reshape gives the blob new memory (writes through an old view then change
+// nothing the blob holds). The memory is exposed while the view lives: its
+// contents count as changed at every look (SyncedMemory::stamp), since the
+// view may write at any time.
+struct ViewKeeper {
+  ViewKeeper(py::object blob, std::shared_ptr<SyncedMemory> memory)
+      : blob(std::move(blob)), memory(std::move(memory)) {
+    this->memory->Expose();
+  }
+  ~ViewKeeper() { memory->Unexpose(); }
+  py::object blob;
+  std::shared_ptr<SyncedMemory> memory;
+};
+
+// A numpy array over the blob's data or diff, with its shape.
+py::array BlobArray(const py::object& owner, bool diff) {
+  BlobF& blob = owner.cast<BlobF&>();
   std::vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
   if (blob.count() == 0) return py::array_t<float>(shape);
-  return py::array_t<float>(shape, memory, owner);
+  const std::shared_ptr<SyncedMemory>& memory = diff ? blob.diff() : blob.data();
+  float* values = static_cast<float*>(memory->mutable_cpu_data());
+  py::capsule keeper(new ViewKeeper(owner, memory),
+                     [](void* keeper) { delete static_cast<ViewKeeper*>(keeper); });
+  return py::array_t<float>(shape, values, keeper);
 }
 
 void Reshape(BlobF& blob, const py::args& dims) {
@@ -56,18 +75,10 @@ void BindBlob(py::module_& m) {
       .def_property_readonly("height", &BlobF::height)
       .def_property_readonly("width", &BlobF::width)
       .def_property_readonly(
-          "data",
-          [](const py::object& self) {
-            BlobF& blob = self.cast<BlobF&>();
-            return BlobArray(self, blob.count() ? blob.mutable_cpu_data() : nullptr);
-          },
+          "data", [](const py::object& self) { return BlobArray(self, false); },
           "The values, a writable numpy view of the blob's memory.")
       .def_property_readonly(
-          "diff",
-          [](const py::object& self) {
-            BlobF& blob = self.cast<BlobF&>();
-            return BlobArray(self, blob.count() ? blob.mutable_cpu_diff() : nullptr);
-          },
+          "diff", [](const py::object& self) { return BlobArray(self, true); },
           "The gradients, a writable numpy view of the blob's memory.")
       .def("reshape", &Reshape, "Blob.reshape(*dims): new shape (data kept only if it fits).");
 }

@@ -14,8 +14,11 @@
 # Crema's Python module) and the same Gaussian-noise input, from Python
 # (scripts/bench/dnn_forward.py): each run loads the net, runs three
 # untimed passes and ITERATIONS timed ones, and gives their median.
-# Crema: crema.Net in TEST phase, engine DEFAULT, CREMA_NUM_THREADS=2 and
-# OMP_WAIT_POLICY=passive (as the `crema` tool sets it); OpenCV: Debian's
+# Crema: crema.Net in TEST phase, engine DEFAULT, CREMA_NUM_THREADS=2, and
+# OpenMP's wait policy as a Python program has it (unset: oneDNN's threads
+# spin a while between primitives; the `crema` tool sets passive, for
+# training, where they would take the cores from Crema's kernel pool;
+# CREMA_OMP_WAIT_POLICY sets it here); OpenCV: Debian's
 # python3-opencv (4.6), cv2.setNumThreads(2), its own CPU backend; ONNX
 # Runtime: the npm package onnxruntime-node (at ORT_NODE, by default where
 # scripts/install_deps.sh --with-onnxruntime puts it, build/onnxruntime), 2 intra-op threads (scripts/bench/dnn_forward_ort.js), on
@@ -29,13 +32,14 @@
 # rounds, oneDNN alone on the same shapes with nothing around it (every
 # activation blocked, weights packed once, BatchNorm/Scale/ReLU folded;
 # scripts/bench/mobilenet_onednn_bound.cpp), its threads sleeping between
-# primitives (OMP_WAIT_POLICY=passive, as Crema's) and spinning (active):
+# primitives (OMP_WAIT_POLICY=passive, as the crema tool's) and spinning (active):
 # the fastest any framework could run that net on oneDNN's kernels here.
 #
 # How to run (from anywhere; it works in the repository root):
 #   scripts/bench/dnn_vs_opencv.sh [BUILD_DIR]      (default build/release)
 # Environment knobs: ROUNDS (default 5), ITERATIONS (default 20), NETS
-# (default "mobilenet_v1 mobilenet_ssd ssd_face"), BATCHES (default "1 8").
+# (default "mobilenet_v1 mobilenet_ssd ssd_face"), BATCHES (default "1 8"),
+# CREMA_OMP_WAIT_POLICY (default unset).
 # It builds the tool and the Python module (configuring BUILD_DIR as Release with
 # CREMA_PYTHON=ON if it has no CMakeCache.txt) and installs python3-opencv
 # with apt-get (sudo when not root) if /usr/bin/python3 cannot import cv2.
@@ -62,7 +66,9 @@ work=$(mktemp -d /tmp/crema_bench_opencv_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # Each run prints "median MS fastest MS"; its line goes to $work/FRAMEWORK.runs.
 forward() {  # forward FRAMEWORK NET WEIGHTS
-  CREMA_NUM_THREADS=2 OMP_WAIT_POLICY=passive THREADS=2 GLOG_minloglevel=2 \
+  local policy=()
+  [[ -n ${CREMA_OMP_WAIT_POLICY:-} ]] && policy=(OMP_WAIT_POLICY="$CREMA_OMP_WAIT_POLICY")
+  env "${policy[@]}" CREMA_NUM_THREADS=2 THREADS=2 GLOG_minloglevel=2 \
     "$python" scripts/bench/dnn_forward.py "$1" "$build" "$2" "$3" "$iterations" |
     awk '/^median/ {print $2, $4}' >>"$work/$1.runs"
 }

@@ -53,7 +53,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
-  Rewrite();
+  Rewrite(param.force_backward());
   LOG_IF(INFO, log_) << "Network initialization done.";
 }
 
@@ -548,9 +548,11 @@ void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const 
 }
 
 template <typename Dtype>
-void Net<Dtype>::Rewrite() {
-  NetGraph<Dtype> graph{layers_,      bottom_vecs_,          top_vecs_, bottom_id_vecs_,
-                        top_id_vecs_, bottom_need_backward_, log_};
+void Net<Dtype>::Rewrite(bool force_backward) {
+  NetGraph<Dtype> graph{layers_,       bottom_vecs_,
+                        top_vecs_,     bottom_id_vecs_,
+                        top_id_vecs_,  bottom_need_backward_,
+                        log_,          phase_ == TEST && !force_backward};
   seams_ = RewriteNet(graph);
   // Work left pending finishes in layer order (a convolution's move into
   // the blob before the BatchNorm after it normalises the blob).

@@ -10,6 +10,9 @@ namespace crema {
 
 namespace {
 std::atomic<uint64_t> g_allocations{0};
+// Stamps come from one counter, so no two states of any memories share one.
+std::atomic<uint64_t> g_stamps{0};
+uint64_t NewStamp() { return ++g_stamps; }
 }  // namespace
 
 uint64_t SyncedMemory::allocations() { return g_allocations.load(); }
@@ -78,8 +81,9 @@ void MallocHost(void** ptr, size_t size, bool* use_cuda) {
 #endif
   // 64-byte alignment suits every vector unit the kernels may use; sizes
   // near SIZE_MAX would wrap when rounded up.
-  *ptr = size > SIZE_MAX - 128 ? nullptr
-                               : std::aligned_alloc(64, ((size + 63) / 64) * 64 + (size == 0 ? 64 : 0));
+  *ptr = size > SIZE_MAX - 128
+             ? nullptr
+             : std::aligned_alloc(64, ((size + 63) / 64) * 64 + (size == 0 ? 64 : 0));
   *use_cuda = false;
   if (!*ptr) throw MemoryError("host memory is exhausted: cannot allocate " + Bytes(size));
 }
@@ -96,7 +100,7 @@ void FreeHost(void* ptr, bool use_cuda) {
   std::free(ptr);
 }
 
-SyncedMemory::SyncedMemory() {
+SyncedMemory::SyncedMemory() : stamp_(NewStamp()) {
 #ifndef CPU_ONLY
   if (Context::DeviceCount() > 0) CUDA_CHECK(cudaGetDevice(&device_));
 #endif
@@ -188,6 +192,7 @@ const void* SyncedMemory::cpu_data() {
 
 void SyncedMemory::set_cpu_data(void* data) {
   CHECK(data);
+  stamp_ = NewStamp();
   if (own_cpu_data_) FreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
   cpu_ptr_ = data;
   head_ = HEAD_AT_CPU;
@@ -202,6 +207,7 @@ const void* SyncedMemory::gpu_data() {
 void SyncedMemory::set_gpu_data(void* data) {
 #ifndef CPU_ONLY
   CHECK(data);
+  stamp_ = NewStamp();
   if (own_gpu_data_) CUDA_CHECK(cudaFree(gpu_ptr_));
   gpu_ptr_ = data;
   head_ = HEAD_AT_GPU;
@@ -213,12 +219,14 @@ void SyncedMemory::set_gpu_data(void* data) {
 }
 
 void* SyncedMemory::mutable_cpu_data() {
+  stamp_ = NewStamp();
   to_cpu();
   head_ = HEAD_AT_CPU;
   return cpu_ptr_;
 }
 
 void* SyncedMemory::mutable_gpu_data() {
+  stamp_ = NewStamp();
   to_gpu();
   head_ = HEAD_AT_GPU;
   return gpu_ptr_;
@@ -238,5 +246,21 @@ void SyncedMemory::async_gpu_push(const cudaStream_t& stream) {
   head_ = SYNCED;
 }
 #endif
+
+uint64_t SyncedMemory::stamp() {
+  if (exposed_.load() > 0) stamp_ = NewStamp();
+  return stamp_;
+}
+
+void SyncedMemory::Expose() {
+  ++exposed_;
+  stamp_ = NewStamp();
+}
+
+void SyncedMemory::Unexpose() {
+  // Writes made through the view since the last look count as changes.
+  stamp_ = NewStamp();
+  --exposed_;
+}
 
 }  // namespace crema

@@ -53,6 +53,53 @@ def test_blob_views_write_through_and_follow_reshape():
     assert (blob.channels, blob.height, blob.width) == (2, 3, 4)
 
 
+def test_a_view_outlives_the_memory_its_blob_gives_up():
+    blob = crema.Blob([2, 3])
+    stale = blob.data
+    blob.reshape(64, 64, 8)  # more values: the blob takes new memory
+    stale[...] = 1           # writes the old memory, kept alive by the view
+    assert stale.sum() == 6
+    fresh = blob.data
+    fresh[...] = 2
+    assert blob.data.sum() == 2 * 64 * 64 * 8 and stale.sum() == 6
+    del blob                 # the views keep what they point into
+    assert fresh[0, 0, 0] == 2 and stale[0, 0] == 1
+
+
+FOLDED_NET = """name: "folded"
+layer { name: "data" type: "Input" top: "data"
+  input_param { shape { dim: 1 dim: 16 dim: 6 dim: 6 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 16 kernel_size: 3 pad: 1
+    weight_filler { type: "gaussian" std: 0.2 } } }
+layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+  scale_param { bias_term: true } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+"""
+
+
+def test_a_weight_view_kept_across_passes_writes_through(tmp_path):
+    """A deploy net folds conv + BatchNorm + Scale + ReLU into one packed
+    convolution: a numpy view of the weights, kept and written after a pass,
+    must still change the next pass (the packing is not stale)."""
+    path = tmp_path / "folded.prototxt"
+    path.write_text(FOLDED_NET)
+    net = crema.Net(str(path), crema.TEST)
+    net.params["bn"][2].data[...] = 1
+    net.params["bn"][1].data[...] = 1
+    net.blobs["data"].data[...] = np.random.RandomState(0).standard_normal((1, 16, 6, 6))
+    weights = net.params["conv"][0].data  # kept across passes
+    before = net.forward()["conv"].copy()
+    weights[...] *= -1
+    after = net.forward()["conv"].copy()
+    # relu(-x) where relu(x) was: the active sets swap (bias and mean are 0)
+    assert before.max() > 0 and after.max() > 0
+    assert np.all((before > 0) <= (after == 0))
+    weights[...] = 0
+    assert np.all(net.forward()["conv"] == 0)
+
+
 def test_net_blobs_params_and_names(deploy):
     assert deploy.inputs == ["data"] and deploy.outputs == ["prob"]
     assert list(deploy.blobs)[:3] == ["data", "conv1", "pool1"]

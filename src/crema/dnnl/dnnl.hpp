@@ -72,6 +72,25 @@ inline int RightPadding(int input, int output, int extent, int stride, int left)
   return (output - 1) * stride + extent - input - left;
 }
 
+// Where a 2-D convolution's windows lie, as oneDNN takes it.
+struct ConvolutionWindows {
+  dnnl::memory::dims strides, dilates, pad_left, pad_right;
+};
+
+inline ConvolutionWindows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride,
+                                    const std::vector<int>& pad, const std::vector<int>& dilation,
+                                    const std::vector<int>& input, const std::vector<int>& output) {
+  ConvolutionWindows w;
+  for (int axis = 0; axis < 2; ++axis) {
+    const int extent = dilation[axis] * (kernel[axis] - 1) + 1;
+    w.strides.push_back(stride[axis]);
+    w.dilates.push_back(dilation[axis] - 1);
+    w.pad_left.push_back(pad[axis]);
+    w.pad_right.push_back(RightPadding(input[axis], output[axis], extent, stride[axis], pad[axis]));
+  }
+  return w;
+}
+
 // Wraps memory the caller owns (a blob's data or diff); no copy.
 inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, DnnlEngine(), const_cast<void*>(data));

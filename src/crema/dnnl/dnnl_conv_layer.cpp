@@ -70,29 +70,6 @@ bool DnnlConvolutionTwin<Dtype, Reference>::MakePrimitives(const std::vector<Blo
   return true;
 }
 
-namespace {
-
-// Where a 2-D convolution's windows lie, as oneDNN takes it.
-struct Windows {
-  dnnl::memory::dims strides, dilates, pad_left, pad_right;
-};
-
-Windows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride,
-                  const std::vector<int>& pad, const std::vector<int>& dilation,
-                  const std::vector<int>& input, const std::vector<int>& output) {
-  Windows w;
-  for (int axis = 0; axis < 2; ++axis) {
-    const int extent = dilation[axis] * (kernel[axis] - 1) + 1;
-    w.strides.push_back(stride[axis]);
-    w.dilates.push_back(dilation[axis] - 1);
-    w.pad_left.push_back(pad[axis]);
-    w.pad_right.push_back(RightPadding(input[axis], output[axis], extent, stride[axis], pad[axis]));
-  }
-  return w;
-}
-
-}  // namespace
-
 // The three primitives in layouts left to oneDNN; in bf16 the operands
 // (bottom, weights, top gradient) convert to bfloat16 as they are reordered,
 // while the results (top, bottom gradient, weight gradient) and the bias stay
@@ -100,8 +77,9 @@ Windows WindowsOf(const std::vector<int>& kernel, const std::vector<int>& stride
 template <typename Dtype, template <typename> class Reference>
 void DnnlConvolutionTwin<Dtype, Reference>::MakeTrainingPrimitives(
     bool winograd, DnnlConvolutionPrimitives* p) const {
-  const Windows w = WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
-                              this->input_spatial_shape_, this->output_spatial_shape_);
+  const ConvolutionWindows w =
+      WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
+                this->input_spatial_shape_, this->output_spatial_shape_);
   const auto algorithm =
       winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   using Type = dnnl::memory::data_type;

@@ -14,11 +14,13 @@ int NetGraph<Dtype>::Producer(int i, int blob_id) const {
   return -1;
 }
 
-// The list. Order matters: the blocked hand-over looks through a BatchNorm
-// the fold joined to its Scale.
+// The list. Order matters: folding into convolutions takes whole chains
+// first (the others then find no plain layers there), and the blocked
+// hand-over looks through a BatchNorm the fold joined to its Scale.
 template <typename Dtype>
 std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph) {
   std::vector<typename Net<Dtype>::Seam> seams;
+  FoldIntoConvolutions(graph, &seams);
   FoldBatchNormsIntoScales(graph, &seams);
   HandBlockedOutputsToScales(graph, &seams);
   LendEltwiseGradients(graph, &seams);

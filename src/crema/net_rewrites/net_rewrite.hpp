@@ -30,6 +30,10 @@ struct NetGraph {
   const std::vector<std::vector<int>>& top_ids;
   const std::vector<std::vector<bool>>& bottom_need_backward;
   bool log;
+  // A TEST-phase net without force_backward: made to run forward (a deploy
+  // net, a solver's test net). Its backward passes, if asked for, may cost
+  // more than a training net's.
+  bool runs_forward;
 
   // Replaces layer i by `twin`, made from the same parameter: the twin takes
   // over its blobs and which of them learn, and is set up on its bottoms and
@@ -57,6 +61,8 @@ template <typename Dtype>
 std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph);
 
 // The rewrites (one file each).
+template <typename Dtype>
+void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
 template <typename Dtype>
 void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
                               std::vector<typename Net<Dtype>::Seam>* seams);

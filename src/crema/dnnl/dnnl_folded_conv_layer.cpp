@@ -1,0 +1,219 @@
+#include "crema/dnnl/dnnl_folded_conv_layer.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_twin_impl.hpp"
+
+namespace crema {
+
+struct DnnlFoldedPrimitives {
+  dnnl::convolution_forward forward;
+  dnnl::memory::desc src_plain, dst_plain, weights_plain;
+  dnnl::memory::desc dst_blocked;  // where the chosen layout is not the plain one
+  // The layouts the primitive chose, and the buffers in them (src's and
+  // dst's empty where the chosen layout is the plain one).
+  dnnl::memory src, dst, weights, bias;
+  dnnl::reorder src_in, dst_out, pack;
+  std::vector<float> folded_weights;  // plain, before packing
+};
+
+template <template <typename> class Reference>
+DnnlFoldedConvolution<Reference>::DnnlFoldedConvolution(const LayerParameter& param,
+                                                        const ConvolutionFolds& folds)
+    : DnnlTwin<float, Reference, DnnlFoldedPrimitives>(param, false), folds_(folds) {}
+
+template <template <typename> class Reference>
+DnnlFoldedConvolution<Reference>::~DnnlFoldedConvolution() = default;
+
+namespace {
+
+dnnl::post_ops ClampOf(const ConvolutionFolds& folds) {
+  dnnl::post_ops ops;
+  if (folds.clamp == ConvolutionFolds::Clamp::kReLU) {
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, folds.negative_slope, 0.0f);
+  } else if (folds.clamp == ConvolutionFolds::Clamp::kReLU6) {
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  }
+  return ops;
+}
+
+}  // namespace
+
+// One inference primitive in layouts of oneDNN's choosing, but for an input
+// of fewer channels than a block (a first layer), which stays plain.
+template <template <typename> class Reference>
+bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<float>*>& bottom,
+                                                      const std::vector<Blob<float>*>& top,
+                                                      DnnlFoldedPrimitives* p) {
+  packed_stamps_.clear();
+  written_stamp_ = 0;
+  if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4 ||
+      bottom.size() != 1) {
+    return false;
+  }
+  const int group = this->group_, out = this->num_output_, in = this->channels_;
+  const int kh = this->kernel_shape_[0], kw = this->kernel_shape_[1];
+  p->src_plain = PlainDesc(bottom[0]->shape());
+  p->dst_plain = PlainDesc(top[0]->shape());
+  p->weights_plain = group == 1 ? PlainDesc({out, in, kh, kw})
+                                : PlainDesc({group, out / group, in / group, kh, kw});
+  const auto any = [](const dnnl::memory::desc& plain) {
+    return dnnl::memory::desc(plain.dims(), dnnl::memory::data_type::f32,
+                              dnnl::memory::format_tag::any);
+  };
+  const ConvolutionWindows w =
+      WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
+                this->input_spatial_shape_, this->output_spatial_shape_);
+  dnnl::primitive_attr attributes;
+  attributes.set_post_ops(ClampOf(folds_));
+  const dnnl::memory::desc bias_desc = PlainDesc({out});
+  const auto make = [&](const dnnl::memory::desc& src) {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, src,
+                                        any(p->weights_plain), bias_desc, any(p->dst_plain),
+                                        w.strides, w.dilates, w.pad_left, w.pad_right),
+        attributes, DnnlEngine());
+  };
+  // Reading the producer's output as it lies saves a move, where oneDNN has
+  // an optimised kernel (not its reference one) for that layout; else its
+  // own choice (fewer channels than a block, a first layer's: the plain
+  // layout).
+  const dnnl::memory::desc* produced = producer_ ? producer_->BlockedOutputDesc() : nullptr;
+  dnnl::convolution_forward::primitive_desc pd;
+  bool made = false;
+  if (produced && produced->dims() == p->src_plain.dims()) {
+    try {
+      pd = make(*produced);
+      made = std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!made) pd = make(in < 16 ? p->src_plain : any(p->src_plain));
+  p->forward = dnnl::convolution_forward(pd);
+  if (pd.src_desc() != p->src_plain) {
+    p->src = dnnl::memory(pd.src_desc(), DnnlEngine());
+    p->src_in = dnnl::reorder(
+        dnnl::reorder::primitive_desc(DnnlEngine(), p->src_plain, DnnlEngine(), pd.src_desc()));
+  }
+  if (pd.dst_desc() != p->dst_plain) {
+    p->dst_blocked = pd.dst_desc();
+    p->dst = dnnl::memory(p->dst_blocked, DnnlEngine());
+    p->dst_out = dnnl::reorder(
+        dnnl::reorder::primitive_desc(DnnlEngine(), pd.dst_desc(), DnnlEngine(), p->dst_plain));
+  }
+  p->weights = dnnl::memory(pd.weights_desc(), DnnlEngine());
+  p->folded_weights.resize(this->blobs_[0]->count());
+  p->pack = dnnl::reorder(Wrap(p->weights_plain, p->folded_weights.data()), p->weights);
+  p->bias = dnnl::memory(bias_desc, DnnlEngine());
+  return true;
+}
+
+template <template <typename> class Reference>
+std::vector<uint64_t> DnnlFoldedConvolution<Reference>::SourceStamps() const {
+  std::vector<uint64_t> stamps;
+  for (const auto& blob : this->blobs_) stamps.push_back(blob->data()->stamp());
+  for (const Blob<float>* blob : {folds_.mean_sums, folds_.variance_sums, folds_.average_factor,
+                                  folds_.scale, folds_.shift}) {
+    if (blob) stamps.push_back(blob->data()->stamp());
+  }
+  return stamps;
+}
+
+// Output channel c of the chain computes (conv_c(x) + b_c - mean_c) / std_c
+// * gamma_c + beta_c: the weights of channel c times factor_c = gamma_c /
+// std_c, and the bias (b_c - mean_c) * factor_c + beta_c, with std_c =
+// sqrt(variance_c + eps) from the averages (sums times the average factor).
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::FoldAndPack(DnnlFoldedPrimitives* p) {
+  const int out = this->num_output_;
+  std::vector<float> factor(out, 1.0f), shift(out, 0.0f);
+  if (this->bias_term_) {
+    const float* bias = this->blobs_[1]->cpu_data();
+    for (int c = 0; c < out; ++c) shift[c] = bias[c];
+  }
+  if (folds_.mean_sums) {
+    const float stored = folds_.average_factor->cpu_data()[0];
+    const float average = stored == 0 ? 0.0f : 1.0f / stored;
+    const float* mean = folds_.mean_sums->cpu_data();
+    const float* variance = folds_.variance_sums->cpu_data();
+    for (int c = 0; c < out; ++c) {
+      const float std = std::sqrt(variance[c] * average + folds_.eps);
+      factor[c] = 1.0f / std;
+      shift[c] = (shift[c] - mean[c] * average) / std;
+    }
+  }
+  if (folds_.scale) {
+    const float* gamma = folds_.scale->cpu_data();
+    const float* beta = folds_.shift ? folds_.shift->cpu_data() : nullptr;
+    for (int c = 0; c < out; ++c) {
+      factor[c] *= gamma[c];
+      shift[c] = shift[c] * gamma[c] + (beta ? beta[c] : 0.0f);
+    }
+  }
+  const float* weights = this->blobs_[0]->cpu_data();
+  const size_t per_channel = p->folded_weights.size() / out;
+  for (int c = 0; c < out; ++c) {
+    for (size_t k = 0; k < per_channel; ++k) {
+      p->folded_weights[c * per_channel + k] = weights[c * per_channel + k] * factor[c];
+    }
+  }
+  float* bias = static_cast<float*>(p->bias.get_data_handle());
+  for (int c = 0; c < out; ++c) bias[c] = shift[c];
+  DnnlRun(p->pack, {{DNNL_ARG_FROM, Wrap(p->weights_plain, p->folded_weights.data())},
+                    {DNNL_ARG_TO, p->weights}});
+}
+
+template <template <typename> class Reference>
+const dnnl::memory* DnnlFoldedConvolution<Reference>::BlockedOutput(Blob<float>* top) const {
+  if (!this->primitives_ || !this->primitives_->dst || written_stamp_ == 0) return nullptr;
+  return top->data()->stamp() == written_stamp_ ? &this->primitives_->dst : nullptr;
+}
+
+template <template <typename> class Reference>
+const dnnl::memory::desc* DnnlFoldedConvolution<Reference>::BlockedOutputDesc() const {
+  if (!this->primitives_ || !this->primitives_->dst) return nullptr;
+  return &this->primitives_->dst_blocked;
+}
+
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>*>& bottom,
+                                                   const std::vector<Blob<float>*>& top) {
+  DnnlFoldedPrimitives& p = *this->primitives_;
+  std::vector<uint64_t> stamps = SourceStamps();
+  if (stamps != packed_stamps_) {
+    FoldAndPack(&p);
+    packed_stamps_ = std::move(stamps);
+  }
+  dnnl::memory src = p.src;
+  if (!p.src) {
+    src = Wrap(p.src_plain, bottom[0]->cpu_data());
+  } else {
+    const dnnl::memory* blocks = producer_ ? producer_->BlockedOutput(bottom[0]) : nullptr;
+    if (blocks && blocks->get_desc() == p.src.get_desc()) {
+      src = *blocks;
+    } else {
+      DnnlRun(p.src_in,
+              {{DNNL_ARG_FROM, Wrap(p.src_plain, bottom[0]->cpu_data())}, {DNNL_ARG_TO, p.src}});
+    }
+  }
+  float* top_data = top[0]->mutable_cpu_data();
+  DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
+                      {DNNL_ARG_WEIGHTS, p.weights},
+                      {DNNL_ARG_BIAS, p.bias},
+                      {DNNL_ARG_DST, p.dst ? p.dst : Wrap(p.dst_plain, top_data)}});
+  if (p.dst) {
+    DnnlRun(p.dst_out, {{DNNL_ARG_FROM, p.dst}, {DNNL_ARG_TO, Wrap(p.dst_plain, top_data)}});
+  }
+  written_stamp_ = top[0]->data()->stamp();
+}
+
+template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;
+template class DnnlTwin<float, DepthwiseConvolutionLayer, DnnlFoldedPrimitives>;
+template class DnnlFoldedConvolution<ConvolutionLayer>;
+template class DnnlFoldedConvolution<DepthwiseConvolutionLayer>;
+
+}  // namespace crema

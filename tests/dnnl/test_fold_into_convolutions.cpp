@@ -1,0 +1,205 @@
+// The rewrite fold_into_convolutions.cpp: in a net made to run forward (TEST
+// phase, no force_backward) each oneDNN convolution and the BatchNorm,
+// Scale and ReLU/ReLU6 in place after it run as one inference primitive.
+// The folded net must compute what the plain one (engine CAFFE) computes,
+// within float rounding: whole passes, passes that end or go on inside a
+// chain, passes after the weights or statistics changed, backward passes;
+// and a net that may run backward every pass is left plain.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "crema/filler.hpp"
+#include "crema/net.hpp"
+#include "crema/net_rewrites/folded_chain.hpp"
+#include "test_common.hpp"
+
+namespace crema {
+namespace {
+
+// conv1 (+ bn1, scale1 with bias, relu1), a depthwise dw (+ bn2, scale2
+// without bias, relu6), a pointwise pw (+ a leaky ReLU), and a head
+// convolution alone. ENGINE is replaced in every convolution.
+const char* kNet =
+    "name: 'chains' FORCE "
+    "layer { name: 'input' type: 'Input' top: 'data'"
+    "  input_param { shape { dim: 2 dim: 8 dim: 10 dim: 9 } } }"
+    "layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'conv1'"
+    "  convolution_param { num_output: 16 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'bn1' type: 'BatchNorm' bottom: 'conv1' top: 'conv1'"
+    "  batch_norm_param { use_global_stats: true } }"
+    "layer { name: 'scale1' type: 'Scale' bottom: 'conv1' top: 'conv1'"
+    "  scale_param { bias_term: true filler { type: 'gaussian' mean: 1 std: 0.5 }"
+    "    bias_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'relu1' type: 'ReLU' bottom: 'conv1' top: 'conv1' }"
+    "layer { name: 'dw' type: 'Convolution' bottom: 'conv1' top: 'dw'"
+    "  convolution_param { num_output: 16 group: 16 kernel_size: 3 pad: 1 stride: 2"
+    "    bias_term: false ENGINE weight_filler { type: 'gaussian' std: 0.5 } } }"
+    "layer { name: 'bn2' type: 'BatchNorm' bottom: 'dw' top: 'dw'"
+    "  batch_norm_param { use_global_stats: true } }"
+    "layer { name: 'scale2' type: 'Scale' bottom: 'dw' top: 'dw'"
+    "  scale_param { filler { type: 'gaussian' mean: 2 std: 0.5 } } }"
+    "layer { name: 'relu6' type: 'ReLU6' bottom: 'dw' top: 'dw' }"
+    "layer { name: 'pw' type: 'Convolution' bottom: 'dw' top: 'pw'"
+    "  convolution_param { num_output: 24 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } } }"
+    "layer { name: 'leaky' type: 'ReLU' bottom: 'pw' top: 'pw' relu_param { negative_slope: 0.1 } }"
+    "layer { name: 'head' type: 'Convolution' bottom: 'pw' top: 'head'"
+    "  convolution_param { num_output: 5 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } } }";
+
+std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backward = false) {
+  std::string text = kNet;
+  text.replace(text.find("FORCE"), 5, force_backward ? "force_backward: true" : "");
+  for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
+  NetParameter param = ParseNet(text);
+  param.mutable_state()->set_phase(TEST);
+  return std::unique_ptr<Net<float>>(new Net<float>(param));
+}
+
+bool IsFolded(const Net<float>& net, const std::string& layer) {
+  return dynamic_cast<const FoldedLayer*>(net.layer_by_name(layer).get()) != nullptr;
+}
+
+int LayerIndex(const Net<float>& net, const std::string& name) {
+  const auto& names = net.layer_names();
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+class FoldIntoConvolutionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Context::set_mode(Context::CPU);
+    Context::set_random_seed(1701);
+    folded_ = MakeNet("");
+    plain_ = MakeNet("engine: CAFFE");
+    // Stored statistics far from 0 and 1 (sums with an average factor of 2).
+    for (const char* name : {"bn1", "bn2"}) {
+      auto& stats = folded_->layer_by_name(name)->blobs();
+      for (int c = 0; c < 16; ++c) {
+        stats[0]->mutable_cpu_data()[c] = 0.3f * (c - 7.5f);
+        stats[1]->mutable_cpu_data()[c] = 0.5f + 0.25f * c;
+      }
+      stats[2]->mutable_cpu_data()[0] = 2.0f;
+    }
+    NetParameter weights;
+    folded_->ToProto(&weights);
+    plain_->CopyTrainedLayersFrom(weights);
+    FillerParameter gaussian;
+    gaussian.set_type("gaussian");
+    GetFiller<float>(gaussian)->Fill(folded_->blob_by_name("data").get());
+    plain_->blob_by_name("data")->CopyFrom(*folded_->blob_by_name("data"));
+  }
+
+  void ExpectSame(const Blob<float>& want, const Blob<float>& got, bool diff,
+                  const std::string& what) {
+    ASSERT_EQ(want.count(), got.count()) << what;
+    const float* a = diff ? want.cpu_diff() : want.cpu_data();
+    const float* b = diff ? got.cpu_diff() : got.cpu_data();
+    for (int i = 0; i < want.count(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 1e-4f * (1 + std::fabs(a[i]))) << what << " at " << i;
+    }
+  }
+  void ExpectSameBlobs() {
+    for (const char* name : {"conv1", "dw", "pw", "head"}) {
+      ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
+    }
+  }
+
+  std::unique_ptr<Net<float>> folded_, plain_;
+};
+
+TEST_F(FoldIntoConvolutionsTest, ChainsFoldAndKeepTheirNamesTypesAndBlobs) {
+  for (const char* layer :
+       {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw", "leaky", "head"}) {
+    EXPECT_TRUE(IsFolded(*folded_, layer)) << layer;
+    EXPECT_FALSE(IsFolded(*plain_, layer)) << layer;
+    EXPECT_STREQ(folded_->layer_by_name(layer)->type(), plain_->layer_by_name(layer)->type());
+  }
+  EXPECT_EQ(folded_->params().size(), plain_->params().size());
+  NetParameter saved;
+  folded_->ToProto(&saved);
+  EXPECT_EQ(saved.layer(LayerIndex(*folded_, "scale1")).blobs_size(), 2);
+}
+
+TEST_F(FoldIntoConvolutionsTest, ForwardMatchesThePlainLayers) {
+  for (int pass = 0; pass < 2; ++pass) {  // the second reads the packed weights again
+    folded_->Forward();
+    plain_->Forward();
+    ExpectSameBlobs();
+  }
+}
+
+TEST_F(FoldIntoConvolutionsTest, PassesThatEndAndGoOnInsideAChain) {
+  folded_->Forward();  // a folded pass first: the chain's state is the folded one
+  const int bn1 = LayerIndex(*folded_, "bn1");
+  folded_->ForwardFromTo(0, bn1);
+  plain_->ForwardFromTo(0, bn1);
+  ExpectSame(*plain_->blob_by_name("conv1"), *folded_->blob_by_name("conv1"), false,
+             "conv1 after bn1");
+  folded_->ForwardFrom(bn1 + 1);
+  plain_->ForwardFrom(bn1 + 1);
+  ExpectSameBlobs();
+}
+
+TEST_F(FoldIntoConvolutionsTest, ChangedWeightsAndStatisticsAreFoldedAgain) {
+  folded_->Forward();
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    float* weights = net->layer_by_name("pw")->blobs()[0]->mutable_cpu_data();
+    weights[3] = -2.0f;
+    net->layer_by_name("bn2")->blobs()[0]->mutable_cpu_data()[5] = 4.0f;
+    net->layer_by_name("scale1")->blobs()[1]->mutable_cpu_data()[2] = -1.5f;
+  }
+  folded_->Forward();
+  plain_->Forward();
+  ExpectSameBlobs();
+}
+
+TEST_F(FoldIntoConvolutionsTest, AnInputChangedBetweenPassesIsRead) {
+  folded_->Forward();
+  plain_->Forward();
+  // pw reads dw's blocked output (both in oneDNN's channels-last layout):
+  // it must see the change made to the blob.
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    const int pw = LayerIndex(*net, "pw");
+    net->blob_by_name("dw")->mutable_cpu_data()[7] = 30.0f;
+    net->ForwardFrom(pw);
+  }
+  ExpectSameBlobs();
+}
+
+TEST_F(FoldIntoConvolutionsTest, BackwardRunsThePlainLayers) {
+  folded_->Forward();
+  plain_->Forward();
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  Blob<float>& head = *folded_->blob_by_name("head");
+  GetFiller<float>(gaussian)->Fill(&head);
+  std::copy(head.cpu_data(), head.cpu_data() + head.count(), head.mutable_cpu_diff());
+  plain_->blob_by_name("head")->CopyFrom(head, true);
+  folded_->ClearParamDiffs();
+  plain_->ClearParamDiffs();
+  folded_->Backward();
+  plain_->Backward();
+  for (size_t i = 0; i < plain_->params().size(); ++i) {
+    ExpectSame(*plain_->params()[i], *folded_->params()[i], true,
+               "parameter " + std::to_string(i) + " gradient");
+  }
+  // And the next pass folds again.
+  folded_->Forward();
+  plain_->Forward();
+  ExpectSameBlobs();
+}
+
+TEST_F(FoldIntoConvolutionsTest, NetsThatMayRunBackwardStayPlain) {
+  auto forced = MakeNet("", true);
+  EXPECT_FALSE(IsFolded(*forced, "conv1"));
+  EXPECT_FALSE(IsFolded(*forced, "relu1"));
+}
+
+}  // namespace
+}  // namespace crema
