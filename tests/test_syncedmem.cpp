@@ -76,6 +76,45 @@ TEST(SyncedMemoryTest, StampChangesWithWritesAndWhileExposed) {
   EXPECT_NE(memory.stamp(), after);
 }
 
+// Deferred contents: written into the host copy at the first look (read or
+// write), never when another deferral or set_cpu_data replaces them, and at
+// once when the memory is exposed.
+TEST(SyncedMemoryTest, DeferredContentsAreWrittenWhenLookedAt) {
+  struct Source : DeferredContents {
+    explicit Source(float value) : value(value) {}
+    void WriteTo(void* host) override {
+      ++writes;
+      static_cast<float*>(host)[0] = value;
+    }
+    float value;
+    int writes = 0;
+  } seven(7), eight(8);
+  SyncedMemory memory(sizeof(float));
+  const uint64_t before = memory.stamp();
+  memory.Defer(&seven);
+  EXPECT_NE(memory.stamp(), before) << "deferred contents are a write";
+  EXPECT_TRUE(memory.DeferredTo(&seven));
+  EXPECT_EQ(static_cast<const float*>(memory.cpu_data())[0], 7);
+  EXPECT_EQ(seven.writes, 1);
+  memory.cpu_data();
+  EXPECT_EQ(seven.writes, 1) << "written once";
+  memory.Defer(&seven);
+  memory.Defer(&eight);  // replaces seven's unwritten contents
+  EXPECT_EQ(static_cast<float*>(memory.mutable_cpu_data())[0], 8);
+  EXPECT_EQ(seven.writes, 1);
+  EXPECT_EQ(eight.writes, 1);
+  float borrowed = 3;
+  memory.Defer(&seven);
+  memory.set_cpu_data(&borrowed);
+  EXPECT_EQ(static_cast<const float*>(memory.cpu_data())[0], 3);
+  EXPECT_EQ(seven.writes, 1);
+  memory.Expose();
+  memory.Defer(&eight);
+  EXPECT_EQ(eight.writes, 2) << "an exposed memory is written at once";
+  EXPECT_EQ(borrowed, 8);
+  memory.Unexpose();
+}
+
 TEST(SyncedMemoryTest, ZeroSizeIsValid) {
   SyncedMemory mem(0);
   EXPECT_NE(mem.cpu_data(), nullptr);

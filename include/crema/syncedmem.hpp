@@ -21,6 +21,15 @@ void FreeHost(void* ptr, bool use_cuda);
 void DeviceMalloc(void** ptr, size_t size);
 #endif
 
+// Contents held elsewhere, in another layout, until someone reads them (a
+// folded convolution's output in oneDNN's layout): WriteTo puts them into a
+// memory's host copy.
+class DeferredContents {
+ public:
+  virtual ~DeferredContents() = default;
+  virtual void WriteTo(void* host) = 0;
+};
+
 class SyncedMemory {
  public:
   // Where the newest copy of the data is.
@@ -59,6 +68,17 @@ class SyncedMemory {
   void Expose();
   void Unexpose();
 
+  // Makes `source` the contents (a write: a new stamp). They are written
+  // into the host copy when anyone asks for the data (any *_data call, and
+  // so a copy to the device) or the memory is exposed; another Defer or a
+  // set_*_data drops them unwritten. So a pointer from cpu_data() may be
+  // read only until the next call into a net (the rule for C++ callers).
+  // The source must outlive the deferral or end it (WriteDeferred).
+  void Defer(DeferredContents* source);
+  // Writes deferred contents into the host copy now.
+  void WriteDeferred();
+  bool DeferredTo(const DeferredContents* source) const { return deferred_ == source; }
+
   // Host and device buffers allocated so far by this process: a steady-state
   // training step must not add to it.
   static uint64_t allocations();
@@ -78,6 +98,7 @@ class SyncedMemory {
   int device_ = -1;
   std::atomic<uint64_t> stamp_;
   std::atomic<int> exposed_{0};
+  DeferredContents* deferred_ = nullptr;
 
   DISABLE_COPY_AND_ASSIGN(SyncedMemory);
 };

@@ -129,6 +129,7 @@ void SyncedMemory::CheckDevice() {
 
 void SyncedMemory::to_cpu() {
   CheckDevice();
+  WriteDeferred();
   switch (head_) {
     case UNINITIALIZED:
       MallocHost(&cpu_ptr_, size_, &cpu_malloc_use_cuda_);
@@ -156,6 +157,7 @@ void SyncedMemory::to_cpu() {
 
 void SyncedMemory::to_gpu() {
   CheckDevice();
+  WriteDeferred();
 #ifndef CPU_ONLY
   switch (head_) {
     case UNINITIALIZED:
@@ -193,6 +195,7 @@ const void* SyncedMemory::cpu_data() {
 void SyncedMemory::set_cpu_data(void* data) {
   CHECK(data);
   stamp_ = NewStamp();
+  deferred_ = nullptr;
   if (own_cpu_data_) FreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
   cpu_ptr_ = data;
   head_ = HEAD_AT_CPU;
@@ -208,6 +211,7 @@ void SyncedMemory::set_gpu_data(void* data) {
 #ifndef CPU_ONLY
   CHECK(data);
   stamp_ = NewStamp();
+  deferred_ = nullptr;
   if (own_gpu_data_) CUDA_CHECK(cudaFree(gpu_ptr_));
   gpu_ptr_ = data;
   head_ = HEAD_AT_GPU;
@@ -255,6 +259,23 @@ uint64_t SyncedMemory::stamp() {
 void SyncedMemory::Expose() {
   ++exposed_;
   stamp_ = NewStamp();
+  WriteDeferred();
+}
+
+void SyncedMemory::Defer(DeferredContents* source) {
+  deferred_ = nullptr;
+  to_cpu();  // a host copy to write into later
+  head_ = HEAD_AT_CPU;
+  stamp_ = NewStamp();
+  deferred_ = source;
+  if (exposed_.load() > 0) WriteDeferred();
+}
+
+void SyncedMemory::WriteDeferred() {
+  if (!deferred_) return;
+  DeferredContents* source = deferred_;
+  deferred_ = nullptr;
+  source->WriteTo(cpu_ptr_);
 }
 
 void SyncedMemory::Unexpose() {

@@ -172,6 +172,28 @@ TEST_F(FoldIntoConvolutionsTest, AnInputChangedBetweenPassesIsRead) {
   ExpectSameBlobs();
 }
 
+TEST_F(FoldIntoConvolutionsTest, ANewInputShapeAndBlobsReadBetweenPasses) {
+  folded_->Forward();
+  plain_->Forward();
+  ExpectSameBlobs();
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->blob_by_name("data")->Reshape({3, 8, 7, 12});
+    net->Reshape();
+  }
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<float>(gaussian)->Fill(folded_->blob_by_name("data").get());
+  plain_->blob_by_name("data")->CopyFrom(*folded_->blob_by_name("data"));
+  for (int pass = 0; pass < 2; ++pass) {
+    folded_->Forward();
+    plain_->Forward();
+    // Read one blob in the middle (its move into Caffe's layout happens
+    // here), then all of them.
+    ExpectSame(*plain_->blob_by_name("dw"), *folded_->blob_by_name("dw"), false, "dw");
+    ExpectSameBlobs();
+  }
+}
+
 TEST_F(FoldIntoConvolutionsTest, BackwardRunsThePlainLayers) {
   folded_->Forward();
   plain_->Forward();

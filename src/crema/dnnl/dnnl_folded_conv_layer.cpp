@@ -26,7 +26,32 @@ DnnlFoldedConvolution<Reference>::DnnlFoldedConvolution(const LayerParameter& pa
     : DnnlTwin<float, Reference, DnnlFoldedPrimitives>(param, false), folds_(folds) {}
 
 template <template <typename> class Reference>
-DnnlFoldedConvolution<Reference>::~DnnlFoldedConvolution() = default;
+DnnlFoldedConvolution<Reference>::~DnnlFoldedConvolution() {
+  EndDeferral();
+}
+
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::EndDeferral() {
+  const std::shared_ptr<SyncedMemory> memory = deferring_.lock();
+  if (memory && memory->DeferredTo(this)) memory->WriteDeferred();
+  deferring_.reset();
+}
+
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::WriteTo(void* host) {
+  const DnnlFoldedPrimitives& p = *this->primitives_;
+  DnnlRun(p.dst_out, {{DNNL_ARG_FROM, p.dst}, {DNNL_ARG_TO, Wrap(p.dst_plain, host)}});
+}
+
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::Reshape(const std::vector<Blob<float>*>& bottom,
+                                               const std::vector<Blob<float>*>& top) {
+  if (bottom[0]->shape() != bottom_shape_) {
+    EndDeferral();
+    bottom_shape_ = bottom[0]->shape();
+  }
+  DnnlTwin<float, Reference, DnnlFoldedPrimitives>::Reshape(bottom, top);
+}
 
 namespace {
 
@@ -200,15 +225,25 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
               {{DNNL_ARG_FROM, Wrap(p.src_plain, bottom[0]->cpu_data())}, {DNNL_ARG_TO, p.src}});
     }
   }
-  float* top_data = top[0]->mutable_cpu_data();
+  const std::shared_ptr<SyncedMemory>& memory = top[0]->data();
+  if (!p.dst) {
+    DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_WEIGHTS, p.weights},
+                        {DNNL_ARG_BIAS, p.bias},
+                        {DNNL_ARG_DST, Wrap(p.dst_plain, top[0]->mutable_cpu_data())}});
+    written_stamp_ = memory->stamp();
+    return;
+  }
+  // The buffer is about to change: a memory that still defers to it and is
+  // no longer the top's (the blob took new memory) is written first.
+  if (deferring_.lock() != memory) EndDeferral();
   DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
                       {DNNL_ARG_WEIGHTS, p.weights},
                       {DNNL_ARG_BIAS, p.bias},
-                      {DNNL_ARG_DST, p.dst ? p.dst : Wrap(p.dst_plain, top_data)}});
-  if (p.dst) {
-    DnnlRun(p.dst_out, {{DNNL_ARG_FROM, p.dst}, {DNNL_ARG_TO, Wrap(p.dst_plain, top_data)}});
-  }
-  written_stamp_ = top[0]->data()->stamp();
+                      {DNNL_ARG_DST, p.dst}});
+  memory->Defer(this);
+  deferring_ = memory;
+  written_stamp_ = memory->stamp();
 }
 
 template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;

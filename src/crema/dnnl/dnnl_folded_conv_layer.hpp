@@ -9,10 +9,11 @@
 // - The folded weights are packed into oneDNN's layout once, and packed
 //   again only when a blob they come from changes (SyncedMemory::stamp):
 //   a forward pass reads the weights as they are, never a stale packing.
-// - Its output is written to the top blob in Caffe's layout, and also kept
-//   in oneDNN's blocked layout for a folded convolution that reads the blob
-//   next (TakeInputFrom): that one skips the move from Caffe's layout only
-//   while the blob is unchanged since it was written.
+// - Its output stays in oneDNN's layout, and the top blob's memory defers
+//   to it (SyncedMemory::Defer): it is moved into Caffe's layout only when
+//   someone reads the blob. A folded convolution that reads the blob next
+//   (TakeInputFrom) takes it as it lies, while the blob is unchanged since
+//   this pass wrote it (its stamp), and so no move happens at all.
 // - Where oneDNN makes no primitive for a shape, ready() is false and the
 //   caller runs the plain layers instead.
 #ifndef CREMA_DNNL_DNNL_FOLDED_CONV_LAYER_HPP_
@@ -25,6 +26,7 @@
 #include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/depthwise_conv_layer.hpp"
+#include "crema/syncedmem.hpp"
 
 namespace crema {
 
@@ -63,10 +65,17 @@ class FoldedConvolutionOutput {
 
 template <template <typename> class Reference>
 class DnnlFoldedConvolution : public DnnlTwin<float, Reference, DnnlFoldedPrimitives>,
-                              public FoldedConvolutionOutput {
+                              public FoldedConvolutionOutput,
+                              public DeferredContents {
  public:
   DnnlFoldedConvolution(const LayerParameter& param, const ConvolutionFolds& folds);
+  // Writes an output a memory still defers to.
   ~DnnlFoldedConvolution() override;
+  // Before new primitives replace the output's buffer, a memory still
+  // deferring to it is written.
+  void Reshape(const std::vector<Blob<float>*>& bottom,
+               const std::vector<Blob<float>*>& top) override;
+  void WriteTo(void* host) override;
   // Reads its bottom from `producer`'s blocked output where it can.
   void TakeInputFrom(const FoldedConvolutionOutput* producer) { producer_ = producer; }
   // Whether the current shape runs folded (set by Reshape).
@@ -87,11 +96,15 @@ class DnnlFoldedConvolution : public DnnlTwin<float, Reference, DnnlFoldedPrimit
   std::vector<uint64_t> SourceStamps() const;
   // Folds the chain into weights and bias and packs the weights.
   void FoldAndPack(DnnlFoldedPrimitives* p);
+  // Writes the output into the memory that defers to it, if one still does.
+  void EndDeferral();
 
   const ConvolutionFolds folds_;
   const FoldedConvolutionOutput* producer_ = nullptr;
-  std::vector<uint64_t> packed_stamps_;  // empty: nothing packed yet
-  uint64_t written_stamp_ = 0;           // the top's stamp after the last pass wrote it
+  std::vector<uint64_t> packed_stamps_;    // empty: nothing packed yet
+  uint64_t written_stamp_ = 0;             // the top's stamp after the last pass wrote it
+  std::weak_ptr<SyncedMemory> deferring_;  // the memory the output went to
+  std::vector<int> bottom_shape_;          // the shape the primitives are for
 };
 
 }  // namespace crema
