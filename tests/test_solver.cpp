@@ -166,8 +166,8 @@ TEST(SolverTest, UnknownTypeIsAUserError) {
 
 // A test_interval with no test to run used to train without a word about it.
 TEST(SolverTest, TestIntervalWithoutTestIterIsAUserError) {
-  const std::string missing = ErrorMessageOf(
-      [] { CreateSolver<double>(LinearSolver("SGD", "test_interval: 100")); });
+  const std::string missing =
+      ErrorMessageOf([] { CreateSolver<double>(LinearSolver("SGD", "test_interval: 100")); });
   EXPECT_NE(missing.find("test_interval is 100 but test_iter is not given"), std::string::npos)
       << missing;
   EXPECT_NE(missing.find("net_param 'linear'"), std::string::npos) << missing;
@@ -180,6 +180,26 @@ TEST(SolverTest, TestIntervalWithoutTestIterIsAUserError) {
   });
   EXPECT_NE(states.find("test_state has 2 entries for 1 test nets"), std::string::npos) << states;
   CreateSolver<double>(LinearSolver("SGD", "test_interval: 100 test_iter: 1"));  // fine
+}
+
+// A snapshot folder that is missing (or not writable) used to be found out
+// at the first snapshot, after the training it was meant to keep.
+TEST(SolverTest, AMissingSnapshotFolderFailsBeforeTheFirstIteration) {
+  auto solver = CreateSolver<double>(
+      LinearSolver("SGD", "snapshot: 5 snapshot_prefix: '/tmp/crema_no_such_folder/run/lenet'"));
+  const std::string message = ErrorMessageOf([&] { solver->Step(10); });
+  EXPECT_NE(message.find("snapshot_prefix '/tmp/crema_no_such_folder/run/lenet'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the folder '/tmp/crema_no_such_folder/run' does not exist"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(solver->iter(), 0);
+  // Without snapshots due, the prefix is not looked at.
+  auto unsnapshotted = CreateSolver<double>(
+      LinearSolver("SGD", "snapshot_prefix: '/tmp/crema_no_such_folder/run/lenet'"));
+  unsnapshotted->Step(2);
+  EXPECT_EQ(unsnapshotted->iter(), 2);
 }
 
 TEST(SolverTest, SnapshotAndRestoreContinueExactly) {

@@ -13,6 +13,7 @@
 
 #include "crema/common.hpp"
 #include "crema/net.hpp"
+#include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"
 
 DEFINE_int32(gpu, -1, "Run on this GPU (default: the CPU)");
@@ -27,9 +28,8 @@ std::vector<std::string> Split(const std::string& text) {
   return items;
 }
 
-void Extract(const std::string& weights, const std::string& net_file,
-             const std::string& blob_list, const std::string& db_list, int num_batches,
-             const std::string& backend) {
+void Extract(const std::string& weights, const std::string& net_file, const std::string& blob_list,
+             const std::string& db_list, int num_batches, const std::string& backend) {
   if (FLAGS_gpu >= 0) {
     crema::Context::SetDevice(FLAGS_gpu);
     crema::Context::set_mode(crema::Context::GPU);
@@ -37,16 +37,20 @@ void Extract(const std::string& weights, const std::string& net_file,
   crema::Net<float> net(net_file, crema::TEST);
   net.CopyTrainedLayersFrom(weights);
   const std::vector<std::string> blobs = Split(blob_list), dbs = Split(db_list);
-  CREMA_REQUIRE(blobs.size() == dbs.size(), blobs.size() << " blob names but " << dbs.size()
-                                                         << " databases; give one each");
+  CREMA_REQUIRE(blobs.size() == dbs.size(),
+                blobs.size() << " blob names but " << dbs.size() << " databases; give one each");
   CREMA_REQUIRE(num_batches > 0, "the number of batches must be positive");
+  // Each database is written under a temporary name and renamed into place
+  // when complete: a failure leaves none of them (PartialDatabase).
+  std::vector<std::unique_ptr<crema::PartialDatabase>> partials;
   std::vector<std::unique_ptr<crema::db::DB>> outputs;
   std::vector<std::unique_ptr<crema::db::Transaction>> transactions;
   for (size_t i = 0; i < blobs.size(); ++i) {
-    CREMA_REQUIRE(net.has_blob(blobs[i]), "the net " << net_file << " has no blob '" << blobs[i]
-                                                     << "'");
+    CREMA_REQUIRE(net.has_blob(blobs[i]),
+                  "the net " << net_file << " has no blob '" << blobs[i] << "'");
+    partials.emplace_back(new crema::PartialDatabase(dbs[i]));
     outputs.push_back(crema::db::GetDB(backend));
-    outputs.back()->Open(dbs[i], crema::db::NEW);
+    outputs.back()->Open(partials.back()->temporary_path(), crema::db::NEW);
     transactions.push_back(outputs.back()->NewTransaction());
   }
   std::vector<int> written(blobs.size(), 0);
@@ -73,6 +77,11 @@ void Extract(const std::string& weights, const std::string& net_file,
       transactions[i]->Commit();
       LOG(INFO) << "Extracted features of " << written[i] << " items for blob " << blobs[i];
     }
+  }
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    transactions[i].reset();
+    outputs[i]->Close();
+    partials[i]->Publish();
   }
   LOG(INFO) << "Successfully extracted the features!";
 }

@@ -83,6 +83,9 @@ class Solver {
   virtual void CopyHistoryFrom(const Solver& other) = 0;
 
   std::string SnapshotFilename(const std::string& extension) const;
+  // Fails, naming the prefix, where snapshots are due and their folder is
+  // missing or not writable.
+  void RequireSnapshotFolder() const;
   // The training net, then the test nets.
   std::vector<const Net<Dtype>*> AllNets() const;
   void Test(int test_net_id);

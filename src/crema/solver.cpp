@@ -1,7 +1,12 @@
 #include "crema/solver.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 
 #include "crema/storage/hdf5.hpp"
@@ -50,8 +55,10 @@ template <typename Dtype>
 void Solver<Dtype>::InitTrainNet() {
   const int sources = param_.has_train_net_param() + param_.has_train_net() +
                       param_.has_net_param() + param_.has_net();
-  CREMA_REQUIRE(sources == 1, "solver: give exactly one of net, net_param, train_net, "
-                              "train_net_param (found " << sources << ")");
+  CREMA_REQUIRE(sources == 1,
+                "solver: give exactly one of net, net_param, train_net, "
+                "train_net_param (found "
+                    << sources << ")");
   NetParameter net_param;
   if (param_.has_train_net_param()) {
     net_param.CopyFrom(param_.train_net_param());
@@ -111,13 +118,13 @@ void Solver<Dtype>::InitTestNets() {
                 "solver: test nets are defined but test_interval is not positive");
   RequireTestNetForInterval(num_nets);
   for (int i = 0; i < num_nets; ++i) {
-    CREMA_REQUIRE(param_.test_iter(i) > 0, "solver: test_iter " << i << " is "
-                                               << param_.test_iter(i)
+    CREMA_REQUIRE(param_.test_iter(i) > 0, "solver: test_iter "
+                                               << i << " is " << param_.test_iter(i)
                                                << "; give the number of batches per test (> 0)");
   }
   CREMA_REQUIRE(param_.test_state_size() == 0 || param_.test_state_size() == num_nets,
-                "solver: test_state has " << param_.test_state_size() << " entries for "
-                                          << num_nets << " test nets; give one per test net");
+                "solver: test_state has " << param_.test_state_size() << " entries for " << num_nets
+                                          << " test nets; give one per test net");
   std::vector<NetParameter> params(num_nets);
   int id = 0;
   for (const NetParameter& p : param_.test_net_param()) params[id++].CopyFrom(p);
@@ -139,10 +146,11 @@ void Solver<Dtype>::InitTestNets() {
     LOG(INFO) << "Creating test net (#" << i << ")";
     NetOptions<Dtype> options;
     options.resume_state = resume_state_.get();
-    const std::string origin = i < param_.test_net_param_size() ? "solver: test net #" + std::to_string(i)
-                               : i < num_specific ? param_.test_net(i - param_.test_net_param_size())
-                               : param_.has_net() ? param_.net()
-                                                  : "solver: test net #" + std::to_string(i);
+    const std::string origin =
+        i < param_.test_net_param_size() ? "solver: test net #" + std::to_string(i)
+        : i < num_specific               ? param_.test_net(i - param_.test_net_param_size())
+        : param_.has_net()               ? param_.net()
+                                         : "solver: test net #" + std::to_string(i);
     WithOrigin(origin, [&] { test_nets_.emplace_back(new Net<Dtype>(params[i], options)); });
     test_nets_.back()->ShareTrainedLayersWith(net_.get());
   }
@@ -168,12 +176,13 @@ Dtype Solver<Dtype>::GetLearningRate() const {
   if (policy == "sigmoid") {
     return Dtype(base / (1.0 + std::exp(-gamma * (iter - double(param_.stepsize())))));
   }
-  CREMA_FAIL("solver: unknown lr_policy '" << policy
-                                          << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
+  CREMA_FAIL("solver: unknown lr_policy '"
+             << policy << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
 }
 
 template <typename Dtype>
 void Solver<Dtype>::Step(int iters) {
+  if (Context::is_rank_zero() && iters > 0) RequireSnapshotFolder();
   const int stop_iter = iter_ + iters;
   reporter_.Start(iter_);
   while (iter_ < stop_iter) {
@@ -211,8 +220,8 @@ bool Solver<Dtype>::TestIfDue() {
 
 template <typename Dtype>
 bool Solver<Dtype>::HandleAction(SolverAction action) {
-  if (Context::is_rank_zero() && ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
-                                  action == SolverAction::SNAPSHOT)) {
+  if (Context::is_rank_zero() &&
+      ((param_.snapshot() && iter_ % param_.snapshot() == 0) || action == SolverAction::SNAPSHOT)) {
     Snapshot();
   }
   if (action != SolverAction::STOP) return false;
@@ -278,6 +287,25 @@ void Solver<Dtype>::Test(int test_net_id) {
     LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
   }
   means.Report(*test_net, "Test net output", LogInfoSink());
+}
+
+// A snapshot the run will write must have a folder to go to: found out
+// before the first iteration, not after the training.
+template <typename Dtype>
+void Solver<Dtype>::RequireSnapshotFolder() const {
+  if (param_.snapshot() <= 0 && !param_.snapshot_after_train()) return;
+  const std::string prefix = param_.snapshot_prefix();
+  const size_t slash = prefix.rfind('/');
+  const std::string folder =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : prefix.substr(0, slash));
+  struct stat info;
+  CREMA_REQUIRE(::stat(folder.c_str(), &info) == 0 && S_ISDIR(info.st_mode),
+                "solver: snapshot_prefix '" << prefix << "': the folder '" << folder
+                                            << "' does not exist; create it before training");
+  CREMA_REQUIRE(::access(folder.c_str(), W_OK) == 0, "solver: snapshot_prefix '"
+                                                         << prefix << "': the folder '" << folder
+                                                         << "' is not writable ("
+                                                         << std::strerror(errno) << ")");
 }
 
 template <typename Dtype>

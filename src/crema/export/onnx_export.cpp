@@ -26,12 +26,13 @@ void ExportOnnx(const std::string&, const std::string&, const std::string&,
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <set>
 #include <vector>
+
+#include "crema/util/io.hpp"
 
 namespace crema {
 
@@ -1265,10 +1266,7 @@ void ExportOnnx(const std::string& model_file, const std::string& weights_file,
   Net<float> net(model_file, TEST);
   net.CopyTrainedLayersFrom(weights_file);
   const std::string bytes = NetToOnnx(net, options);
-  std::ofstream out(output_file, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  CREMA_REQUIRE(out, output_file << ": cannot write the ONNX model");
+  WriteFileAtomically(output_file, bytes);
 }
 
 }  // namespace crema

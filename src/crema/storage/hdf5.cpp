@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <type_traits>
 
 #include "crema/common.hpp"
+#include "crema/util/io.hpp"
 #include "crema/util/isolated.hpp"
 
 namespace crema {
@@ -41,6 +43,31 @@ void SilenceHdf5() {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     silenced = true;
   }
+}
+
+// An HDF5 file built in memory (the core driver, no backing file) by `fill`,
+// returned as its bytes: the writers hand them to WriteFileAtomically, so
+// libhdf5 never writes to the disk, and a full disk is one checked write
+// there, not a failure inside libhdf5 that leaves it half-closed.
+std::string Hdf5Image(const std::string& filename, const std::function<void(hid_t file)>& fill) {
+  static std::atomic<int> images{0};
+  // A name of its own: libhdf5 refuses a second open file of the same name.
+  const std::string name =
+      filename + ".in-memory-" + std::to_string(getpid()) + "-" + std::to_string(++images);
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  CREMA_REQUIRE(access.ok() && H5Pset_fapl_core(access.get(), 1 << 20, 0) >= 0,
+                filename << ": cannot set up an HDF5 file in memory");
+  Handle file(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose);
+  CREMA_REQUIRE(file.ok(), filename << ": cannot create an HDF5 file in memory");
+  fill(file.get());
+  CREMA_REQUIRE(H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0,
+                filename << ": cannot complete the HDF5 file in memory");
+  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+  CREMA_REQUIRE(size > 0, filename << ": cannot read the HDF5 file back from memory");
+  std::string image(static_cast<size_t>(size), '\0');
+  CREMA_REQUIRE(H5Fget_file_image(file.get(), image.data(), image.size()) == size,
+                filename << ": cannot read the HDF5 file back from memory");
+  return image;
 }
 
 template <typename Dtype>
@@ -222,22 +249,17 @@ void WriteNetParamsToHDF5(
     const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>& layers,
     bool write_diff) {
   SilenceHdf5();
-  const std::string temporary = filename + ".tmp-" + std::to_string(getpid());
-  {
-    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    CREMA_REQUIRE(file.ok(), temporary << ": cannot create HDF5 file");
+  const std::string image = Hdf5Image(filename, [&](hid_t file) {
     for (const bool diff : {false, true}) {
       if (diff && !write_diff) break;
-      Handle group(
-          H5Gcreate2(file.get(), diff ? "diff" : "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-          H5Gclose);
+      Handle group(H5Gcreate2(file, diff ? "diff" : "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose);
       for (const auto& layer : layers) {
         // Split layers are the net's plumbing, never stored (they have no blobs).
         Handle layer_group(
             H5Gcreate2(group.get(), layer.first.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
             H5Gclose);
-        CREMA_REQUIRE(layer_group.ok(),
-                      temporary << ": cannot write layer '" << layer.first << "'");
+        CREMA_REQUIRE(layer_group.ok(), filename << ": cannot write layer '" << layer.first << "'");
         for (size_t i = 0; i < layer.second.size(); ++i) {
           const Blob<Dtype>* blob = layer.second[i];
           std::vector<hsize_t> dims(blob->shape().begin(), blob->shape().end());
@@ -250,16 +272,12 @@ void WriteNetParamsToHDF5(
           const Dtype* values = diff ? blob->cpu_diff() : blob->cpu_data();
           CREMA_REQUIRE(dataset.ok() && H5Dwrite(dataset.get(), NativeType<Dtype>(), H5S_ALL,
                                                  H5S_ALL, H5P_DEFAULT, values) >= 0,
-                        temporary << ": cannot write layer '" << layer.first << "' blob " << i);
+                        filename << ": cannot write layer '" << layer.first << "' blob " << i);
         }
       }
     }
-    H5Fflush(file.get(), H5F_SCOPE_GLOBAL);
-  }
-  if (std::rename(temporary.c_str(), filename.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    CREMA_FAIL(filename << ": cannot write file");
-  }
+  });
+  WriteFileAtomically(filename, image);
 }
 
 namespace {
@@ -380,16 +398,12 @@ void ClearCaffeFields(SolverState* state) {
 
 void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state) {
   SilenceHdf5();
-  const std::string temporary = filename + ".tmp-" + std::to_string(getpid());
-  {
-    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    CREMA_REQUIRE(file.ok(), temporary << ": cannot create HDF5 file");
-    WriteScalar(file.get(), "iter", state.iter(), temporary);
-    WriteString(file.get(), "learned_net", state.learned_net(), temporary);
-    WriteScalar(file.get(), "current_step", state.current_step(), temporary);
-    Handle history(H5Gcreate2(file.get(), "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                   H5Gclose);
-    CREMA_REQUIRE(history.ok(), temporary << ": cannot create group 'history'");
+  const std::string image = Hdf5Image(filename, [&](hid_t file) {
+    WriteScalar(file, "iter", state.iter(), filename);
+    WriteString(file, "learned_net", state.learned_net(), filename);
+    WriteScalar(file, "current_step", state.current_step(), filename);
+    Handle history(H5Gcreate2(file, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    CREMA_REQUIRE(history.ok(), filename << ": cannot create group 'history'");
     for (int i = 0; i < state.history_size(); ++i) {
       const BlobProto& blob = state.history(i);
       std::vector<hsize_t> dims(blob.shape().dim().begin(), blob.shape().dim().end());
@@ -403,19 +417,15 @@ void WriteSolverStateToHDF5(const std::string& filename, const SolverState& stat
                                      : static_cast<const void*>(blob.data().data());
       CREMA_REQUIRE(
           dataset.ok() && H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
-          temporary << ": cannot write history blob " << i);
+          filename << ": cannot write history blob " << i);
     }
     // Crema's own fields (the generator, the data layers' positions) ride
     // in one serialised SolverState beside Caffe's layout.
     SolverState resume(state);
     ClearCaffeFields(&resume);
-    WriteString(file.get(), "crema_resume", resume.SerializeAsString(), temporary);
-    H5Fflush(file.get(), H5F_SCOPE_GLOBAL);
-  }
-  if (std::rename(temporary.c_str(), filename.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    CREMA_FAIL(filename << ": cannot write file");
-  }
+    WriteString(file, "crema_resume", resume.SerializeAsString(), filename);
+  });
+  WriteFileAtomically(filename, image);
 }
 
 namespace {
@@ -466,7 +476,10 @@ void ReadSolverState(const std::string& filename, SolverState* state) {
   }
   if (H5Lexists(file.get(), "crema_resume", H5P_DEFAULT) > 0) {
     SolverState resume;
-    CREMA_REQUIRE(resume.ParseFromString(ReadString(file.get(), "crema_resume", filename)),
+    // An empty string is stored as one NUL (a string type has at least one byte).
+    std::string bytes = ReadString(file.get(), "crema_resume", filename);
+    if (bytes == std::string(1, '\0')) bytes.clear();
+    CREMA_REQUIRE(resume.ParseFromString(bytes),
                   filename << ": dataset 'crema_resume' is not a serialised SolverState");
     ClearCaffeFields(&resume);
     state->MergeFrom(resume);

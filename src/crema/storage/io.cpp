@@ -116,30 +116,43 @@ void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Mess
                          << " (truncated or corrupt file)");
 }
 
+// The one way Crema writes a file: into a temporary beside it (same folder,
+// so the rename stays on one file system), every write checked, then
+// fsync, close and rename. On any failure the temporary is removed and the
+// error names the file and the system's reason; the file as it was, if any,
+// is untouched.
 void WriteFileAtomically(const std::string& filename, const std::string& contents) {
   const std::string temporary = filename + ".tmp-" + std::to_string(::getpid());
+  const auto fail = [&](int error, const char* step) {
+    ::unlink(temporary.c_str());
+    CREMA_FAIL(filename << ": cannot write the file (" << step << ": " << std::strerror(error)
+                        << "); the file as it was is left unchanged");
+  };
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  CREMA_REQUIRE(fd >= 0, temporary << ": cannot create file (" << std::strerror(errno) << ")");
+  if (fd < 0) {
+    const int error = errno;
+    CREMA_FAIL(filename << ": cannot write the file (creating " << temporary << ": "
+                        << std::strerror(error) << ")");
+  }
   size_t written = 0;
   while (written < contents.size()) {
     const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int error = errno;
+      const int error = n < 0 ? errno : ENOSPC;
       ::close(fd);
-      ::unlink(temporary.c_str());
-      CREMA_FAIL(temporary << ": write failed (" << std::strerror(error) << ")");
+      fail(error, "write");
     }
     written += static_cast<size_t>(n);
   }
   // The data must be on disk before the rename makes it the file of record.
-  const bool synced = ::fsync(fd) == 0;
-  const bool closed = ::close(fd) == 0;
-  if (!synced || !closed || ::rename(temporary.c_str(), filename.c_str()) != 0) {
+  if (::fsync(fd) != 0) {
     const int error = errno;
-    ::unlink(temporary.c_str());
-    CREMA_FAIL(filename << ": cannot write file (" << std::strerror(error) << ")");
+    ::close(fd);
+    fail(error, "fsync");
   }
+  if (::close(fd) != 0) fail(errno, "close");
+  if (::rename(temporary.c_str(), filename.c_str()) != 0) fail(errno, "rename");
 }
 
 void WriteProtoToTextFile(const google::protobuf::Message& proto, const std::string& filename) {

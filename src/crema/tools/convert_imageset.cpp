@@ -20,6 +20,7 @@
 
 #ifdef CREMA_OPENCV
 #include "crema/proto/crema.pb.h"
+#include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/thread_pool.hpp"
@@ -101,43 +102,6 @@ namespace {
 
 // How many records each database transaction holds, as in Caffe.
 constexpr int kImagesPerCommit = 1000;
-
-// The database under construction: a temporary folder beside the final
-// name, removed unless Publish() renamed it into place.
-class PartialDatabase {
- public:
-  explicit PartialDatabase(const std::string& final_path)
-      : final_path_(final_path),
-        temporary_path_(final_path + ".partial-" + std::to_string(getpid())) {
-    RequireFree(final_path_);
-    RequireFree(temporary_path_);
-  }
-  ~PartialDatabase() {
-    if (!published_) {
-      std::error_code ignored;
-      std::filesystem::remove_all(temporary_path_, ignored);
-    }
-  }
-  const std::string& temporary_path() const { return temporary_path_; }
-  // The database must be closed.
-  void Publish() {
-    RequireFree(final_path_);  // appeared while converting
-    CREMA_REQUIRE(std::rename(temporary_path_.c_str(), final_path_.c_str()) == 0,
-                  final_path_ << ": cannot rename " << temporary_path_
-                              << " into place: " << std::strerror(errno));
-    published_ = true;
-  }
-
- private:
-  static void RequireFree(const std::string& path) {
-    struct stat info;
-    CREMA_REQUIRE(lstat(path.c_str(), &info) != 0,
-                  path << ": already exists; refusing to overwrite a database");
-  }
-  const std::string final_path_;
-  const std::string temporary_path_;
-  bool published_ = false;
-};
 
 // The format an image is stored in: --encode_type, else (--encoded) the
 // file's own, from its extension; "" stores raw pixels.

@@ -11,6 +11,7 @@
 
 #include "crema/common.hpp"
 #include "crema/proto/crema.pb.h"
+#include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"
 
 namespace crema {
@@ -84,7 +85,8 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
                            << " pixels in all");
 
   auto db = db::GetDB(backend);
-  db->Open(db_path, db::NEW);
+  PartialDatabase partial(db_path);
+  db->Open(partial.temporary_path(), db::NEW);
   auto txn = db->NewTransaction();
   LOG(INFO) << "A total of " << num_items << " items.";
   LOG(INFO) << "Rows: " << rows << " Cols: " << cols;
@@ -109,6 +111,9 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
     if ((item + 1) % 1000 == 0) txn->Commit();
   }
   txn->Commit();
+  txn.reset();
+  db->Close();
+  partial.Publish();
   LOG(INFO) << "Processed " << item << " files.";
 }
 
