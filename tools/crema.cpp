@@ -107,7 +107,11 @@ std::vector<int> GpuIds() {
 
 // Puts this thread in CPU mode, or in GPU mode on the first --gpu device.
 void SetUpMode() {
-  if (FLAGS_threads > 0) crema::SetThreadBudget(FLAGS_threads);
+  // 0 keeps the default; anything else must be a count the machine can run.
+  if (FLAGS_threads != 0) {
+    crema::RequireRunnableThreads(FLAGS_threads, "--threads");
+    crema::SetThreadBudget(FLAGS_threads);
+  }
   const std::vector<int> gpus = GpuIds();
   if (gpus.empty()) {
     LOG(INFO) << "Use CPU.";
@@ -323,8 +327,7 @@ int Train() {
     for (const std::string& stage : SplitList(FLAGS_stage)) state->add_stage(stage);
   }
   const std::vector<int> gpus = GpuIds();
-  CREMA_REQUIRE(FLAGS_solver_count >= 1,
-                "--solver_count must be at least 1, got " << FLAGS_solver_count);
+  crema::RequireRunnableThreads(FLAGS_solver_count, "--solver_count");
   CREMA_REQUIRE(gpus.size() <= 1 || FLAGS_solver_count == 1,
                 "--gpu lists " << gpus.size()
                                << " GPUs: that is one solver per GPU; "

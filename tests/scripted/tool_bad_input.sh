@@ -89,4 +89,23 @@ sed -e "s#$work/test_lmdb#$work/truncated_lmdb#" net.prototxt >truncated.prototx
 expect_error "truncated LMDB" "truncated_lmdb" \
   test --model=truncated.prototxt --weights="$weights" --iterations=2
 
+# Sizes and counts from the command line are bounded before they are used.
+expect_error "a device as the net file" "/dev/zero: not a regular file" \
+  time --model=/dev/zero --iterations=1
+head -c 300 net.prototxt >big.prototxt
+export CREMA_MAX_TEXT_FILE_BYTES=100
+expect_error "a net file over the text limit" "above the limit of 100 bytes" \
+  time --model=big.prototxt --iterations=1
+unset CREMA_MAX_TEXT_FILE_BYTES
+expect_error "threads beyond the machine" "--threads is 100000; it must be between 1 and" \
+  time --model=net.prototxt --iterations=1 --threads=100000
+expect_error "negative threads" "--threads is -3" time --model=net.prototxt --iterations=1 --threads=-3
+expect_error "solver threads beyond the machine" "--solver_count is 100000" \
+  train --solver=good_solver.prototxt --solver_count=100000
+
+printf 'net: "net.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 2\nsnapshot: 1\nsnapshot_prefix: "missing/folder/lenet"\n' \
+  >missing_folder_solver.prototxt
+expect_error "a snapshot folder that does not exist" "the folder 'missing/folder' does not exist" \
+  train --solver=missing_folder_solver.prototxt
+
 ((failures == 0)) || { echo "$failures case(s) failed"; exit 1; }

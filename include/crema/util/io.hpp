@@ -15,6 +15,9 @@ namespace crema {
 void ReadProtoFromTextFile(const std::string& filename, google::protobuf::Message* proto);
 void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Message* proto);
 // Parses prototxt held in a string; `origin` names it in error messages.
+// The largest prototxt or solver text read or parsed: 64 MiB, or
+// CREMA_MAX_TEXT_FILE_BYTES from the environment.
+size_t MaxTextFileBytes();
 void ReadProtoFromString(const std::string& text, const std::string& origin,
                          google::protobuf::Message* proto);
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "crema/common.hpp"
@@ -24,8 +25,17 @@ namespace crema {
 // environment, else the number of cores).
 int ThreadBudget();
 // Sets the budget: the pool gets n - 1 workers (the caller is the n-th).
-// n < 1 is a user error.
+// n outside 1..MaxThreads() is a user error.
 void SetThreadBudget(int n);
+
+// The most threads of one kind (kernel threads, solver threads) a run may
+// ask for: 4 per core, at least 16. More cannot run faster, and many more
+// fail to start (the system's thread limit) where they should fail to be
+// asked for.
+int MaxThreads();
+// Fails, naming `what` (a flag, a variable) and the machine's cores, unless
+// 1 <= n <= MaxThreads().
+void RequireRunnableThreads(int64_t n, const std::string& what);
 
 // Counts outstanding parts of a job; Wait() returns when all are done.
 class BlockingCounter {

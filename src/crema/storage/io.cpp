@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -55,6 +56,14 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string first_error_;
 };
 
+// A text message larger than the limit is refused before it is parsed.
+void RequireTextSize(size_t bytes, const std::string& origin) {
+  CREMA_REQUIRE(bytes <= MaxTextFileBytes(),
+                origin << ": " << bytes << " bytes of text, above the limit of "
+                       << MaxTextFileBytes()
+                       << " bytes for a prototxt or solver (CREMA_MAX_TEXT_FILE_BYTES raises it)");
+}
+
 // A directory opens, and reading it yields nothing, which would parse as an
 // empty message: it is refused by name instead.
 void RequireNotDirectory(const std::string& filename) {
@@ -63,17 +72,48 @@ void RequireNotDirectory(const std::string& filename) {
                 filename << ": is a directory; expected a file");
 }
 
+// A text file (a prototxt, a solver) is read whole: it must be a regular
+// file (not a device such as /dev/zero, a pipe or a socket, which could be
+// endless) of at most MaxTextFileBytes(), checked before the memory is taken.
 std::string ReadWholeFile(const std::string& filename) {
   RequireNotDirectory(filename);
+  struct stat info;
+  CREMA_REQUIRE(::stat(filename.c_str(), &info) == 0,
+                filename << ": cannot open file (" << std::strerror(errno) << ")");
+  CREMA_REQUIRE(
+      S_ISREG(info.st_mode),
+      filename << ": not a regular file (a device, pipe or socket); expected a text file");
+  const size_t limit = MaxTextFileBytes();
+  RequireTextSize(static_cast<size_t>(info.st_size), filename);
   std::ifstream in(filename, std::ios::binary);
   CREMA_REQUIRE(in.good(), filename << ": cannot open file (" << std::strerror(errno) << ")");
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  // At most one byte past the limit: a file that grew since is refused too.
+  std::string contents(static_cast<size_t>(info.st_size) + 1, '\0');
+  in.read(&contents[0], static_cast<std::streamsize>(contents.size()));
   CREMA_REQUIRE(!in.bad(), filename << ": read error");
-  return contents.str();
+  contents.resize(static_cast<size_t>(in.gcount()));
+  if (contents.size() > static_cast<size_t>(info.st_size)) {
+    // It grew while being read: read on, within the limit.
+    std::string rest(limit + 1 - contents.size(), '\0');
+    in.read(&rest[0], static_cast<std::streamsize>(rest.size()));
+    contents.append(rest, 0, static_cast<size_t>(in.gcount()));
+    RequireTextSize(contents.size(), filename);
+  }
+  return contents;
 }
 
 }  // namespace
+
+size_t MaxTextFileBytes() {
+  constexpr size_t kDefault = size_t(64) << 20;
+  const char* env = std::getenv("CREMA_MAX_TEXT_FILE_BYTES");
+  if (!env) return kDefault;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(env, &end, 10);
+  CREMA_REQUIRE(end != env && *end == '\0' && value > 0 && env[0] != '-',
+                "CREMA_MAX_TEXT_FILE_BYTES='" << env << "' is not a positive number of bytes");
+  return static_cast<size_t>(value);
+}
 
 bool FileExists(const std::string& filename) {
   struct stat info;
@@ -82,6 +122,7 @@ bool FileExists(const std::string& filename) {
 
 void ReadProtoFromString(const std::string& text, const std::string& origin,
                          google::protobuf::Message* proto) {
+  RequireTextSize(text.size(), origin);
   google::protobuf::TextFormat::Parser parser;
   // As the binary parser's default: no prototxt nests 100 messages deep, and
   // an unbounded depth would let a crafted file exhaust the stack.

@@ -19,14 +19,22 @@ namespace crema {
 
 namespace {
 
-int DefaultThreadBudget() {
-  if (const char* env = std::getenv("CREMA_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n >= 1) return n;
-    LOG(WARNING) << "CREMA_NUM_THREADS='" << env << "' is not a positive number; using the cores";
-  }
+int Cores() {
   const int cores = static_cast<int>(boost::thread::hardware_concurrency());
   return cores > 0 ? cores : 1;
+}
+
+int DefaultThreadBudget() {
+  if (const char* env = std::getenv("CREMA_NUM_THREADS")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0') {
+      RequireRunnableThreads(n, "CREMA_NUM_THREADS");
+      return static_cast<int>(n);
+    }
+    CREMA_FAIL("CREMA_NUM_THREADS='" << env << "' is not a number of threads");
+  }
+  return Cores();
 }
 
 boost::mutex& BudgetMutex() {
@@ -84,8 +92,16 @@ int ThreadBudget() {
   return BudgetValue();
 }
 
+int MaxThreads() { return std::max(16, 4 * Cores()); }
+
+void RequireRunnableThreads(int64_t n, const std::string& what) {
+  CREMA_REQUIRE(n >= 1 && n <= MaxThreads(),
+                what << " is " << n << "; it must be between 1 and " << MaxThreads()
+                     << " (4 threads per core on this machine of " << Cores() << ")");
+}
+
 void SetThreadBudget(int n) {
-  CREMA_REQUIRE(n >= 1, "the thread budget must be at least 1, got " << n);
+  RequireRunnableThreads(n, "the thread budget");
   boost::mutex::scoped_lock lock(BudgetMutex());
   BudgetValue() = n;
   openblas_set_num_threads(1);
