@@ -119,7 +119,8 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     std::function<bool()> ready;
     FoldedConvolutionOutput* output = nullptr;
     const FoldedConvolutionOutput* producer = outputs[graph.bottoms[i][0]];
-    if (typeid(*graph.layers[i]) == typeid(DnnlConvolutionLayer<float>)) {
+    const Layer<float>& convolution = *graph.layers[i];
+    if (typeid(convolution) == typeid(DnnlConvolutionLayer<float>)) {
       auto made = MakeFolded<ConvolutionLayer>(graph, i, folds, producer);
       ready = [made] { return made->ready(); };
       output = made.get();
