@@ -86,10 +86,11 @@ TEST(SolverTest, LearningRatePolicies) {
     // The schema holds rates as float: agree to float precision.
     EXPECT_NEAR(solver.GetLearningRate(), c.expected, 1e-8);
   }
+  // An unknown policy is refused when the solver is made
+  // (SettingsWithoutMeaningAreErrors).
   SolverParameter bad = LinearSolver("SGD");
   bad.set_lr_policy("cosine");
-  SGDSolver<double> solver(bad);
-  EXPECT_THROW(solver.GetLearningRate(), Error);
+  EXPECT_THROW(SGDSolver<double>{bad}, Error);
 }
 
 // Each rule's first three steps against its formula written out here.
@@ -202,6 +203,39 @@ TEST(SolverTest, AMissingSnapshotFolderFailsBeforeTheFirstIteration) {
   EXPECT_EQ(unsnapshotted->iter(), 2);
 }
 
+// Settings that would train NaNs, nothing, or a wrong schedule without a
+// word are refused by name when the solver is made.
+TEST(SolverTest, SettingsWithoutMeaningAreErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"base_lr: nan", "base_lr is nan"},
+      {"base_lr: inf", "base_lr is inf"},
+      {"base_lr: -0.1", "base_lr is -0.1; it must not be negative"},
+      {"momentum: -0.9", "momentum is -0.9"},
+      {"weight_decay: nan", "weight_decay is nan"},
+      {"max_iter: -5", "max_iter is -5"},
+      {"lr_policy: 'step' stepsize: 0", "lr_policy step needs a positive stepsize"},
+      {"lr_policy: 'step' stepsize: 10 gamma: nan", "gamma is nan"},
+      {"lr_policy: 'inv' gamma: 0.1 power: inf", "power is inf"},
+      {"lr_policy: 'multistep' gamma: 0.1 stepvalue: 100 stepvalue: 50",
+       "stepvalue 50 (entry 2) must be positive and above the one before"},
+      {"lr_policy: 'multistep' gamma: 0.1 stepvalue: 0", "stepvalue 0 (entry 1)"},
+      {"lr_policy: 'cosine'", "unknown lr_policy 'cosine'"},
+  };
+  for (const auto& [extra, expected] : cases) {
+    // The case's fields replace LinearSolver's own (base_lr, lr_policy, max_iter).
+    SolverParameter param = LinearSolver("SGD"), changes;
+    ReadProtoFromString(extra, "case", &changes);
+    param.MergeFrom(changes);
+    const std::string message = ErrorMessageOf([&] { CreateSolver<double>(param); });
+    EXPECT_NE(message.find(expected), std::string::npos) << extra << ": " << message;
+  }
+  SolverParameter fine = LinearSolver("SGD");
+  fine.set_lr_policy("multistep");
+  fine.add_stepvalue(5);
+  fine.add_stepvalue(8);
+  CreateSolver<double>(fine);
+}
+
 TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
   char pattern[] = "/tmp/crema_solver_XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
@@ -223,6 +257,32 @@ TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
     // Bitwise: same history, same steps.
     EXPECT_EQ(LinearWeights(*resumed), LinearWeights(*original));
   }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// A state resumes only into the solver type that wrote it, and a weights
+// file given as the state says what it is.
+TEST(SolverTest, ResumingWithAnotherTypeOrFromWeightsIsAnError) {
+  char pattern[] = "/tmp/crema_solver_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  auto adam = CreateSolver<double>(LinearSolver("Adam", "snapshot_prefix: '" + dir + "/run'"));
+  SetInputs(adam->net().get());
+  adam->Step(2);
+  adam->Snapshot();
+  auto sgd = CreateSolver<double>(LinearSolver("SGD", "momentum: 0.9"));
+  const std::string other = ErrorMessageOf([&] { sgd->Restore(dir + "/run_iter_2.solverstate"); });
+  EXPECT_NE(other.find("run_iter_2.solverstate: written by the Adam solver, and this run's "
+                       "solver is SGD"),
+            std::string::npos)
+      << other;
+  const std::string weights = ErrorMessageOf([&] { sgd->Restore(dir + "/run_iter_2.caffemodel"); });
+  EXPECT_NE(weights.find("run_iter_2.caffemodel: a weights file, not a solver state"),
+            std::string::npos)
+      << weights;
+  auto again = CreateSolver<double>(LinearSolver("Adam"));
+  again->Restore(dir + "/run_iter_2.solverstate");  // its own type: fine
+  EXPECT_EQ(again->iter(), 2);
   std::system(("rm -rf " + dir).c_str());
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
+#include <set>
 
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
@@ -27,6 +28,50 @@ SolverParameter Upgraded(const SolverParameter& param) {
   UpgradeSolverAsNeeded("solver", &upgraded);
   return upgraded;
 }
+// A setting that is not finite, or out of the range where it means
+// something, trains garbage (NaN weights into a snapshot) or nothing (no
+// iterations, a snapshot of iteration 0) without a word: each is refused by
+// name before the nets are built.
+void RequireFinite(double value, const char* field, bool non_negative) {
+  CREMA_REQUIRE(std::isfinite(value),
+                "solver: " << field << " is " << value << "; it must be a finite number");
+  CREMA_REQUIRE(!non_negative || value >= 0,
+                "solver: " << field << " is " << value << "; it must not be negative");
+}
+
+void RequireSettingsMeaningful(const SolverParameter& param) {
+  RequireFinite(param.base_lr(), "base_lr", true);
+  RequireFinite(param.momentum(), "momentum", true);
+  RequireFinite(param.weight_decay(), "weight_decay", true);
+  RequireFinite(param.delta(), "delta", true);
+  RequireFinite(param.momentum2(), "momentum2", true);
+  RequireFinite(param.clip_gradients(), "clip_gradients", false);
+  CREMA_REQUIRE(param.max_iter() >= 0,
+                "solver: max_iter is " << param.max_iter() << "; it must not be negative");
+  const std::string& policy = param.lr_policy();
+  static const std::set<std::string> policies{"fixed",     "step", "exp",    "inv",
+                                              "multistep", "poly", "sigmoid"};
+  CREMA_REQUIRE(policies.count(policy) > 0,
+                "solver: unknown lr_policy '"
+                    << policy << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
+  if (policy != "fixed" && policy != "poly") RequireFinite(param.gamma(), "gamma", false);
+  if (policy == "inv" || policy == "poly") RequireFinite(param.power(), "power", false);
+  if (policy == "step") {
+    CREMA_REQUIRE(param.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
+  }
+  if (policy == "poly") {
+    CREMA_REQUIRE(param.max_iter() > 0, "solver: lr_policy poly needs a positive max_iter");
+  }
+  if (policy == "multistep") {
+    for (int i = 0; i < param.stepvalue_size(); ++i) {
+      CREMA_REQUIRE(param.stepvalue(i) > (i == 0 ? 0 : param.stepvalue(i - 1)),
+                    "solver: stepvalue " << param.stepvalue(i) << " (entry " << i + 1
+                                         << ") must be positive and above the one before: "
+                                            "the steps are iterations in increasing order");
+    }
+  }
+}
+
 }  // namespace
 
 template <typename Dtype>
@@ -36,6 +81,7 @@ Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_laye
       share_layers_from_(share_layers_from) {
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
   CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
+  RequireSettingsMeaningful(param_);
   BuildNets();
   LOG_IF(INFO, Context::is_rank_zero()) << "Solver scaffolding done.";
 }
@@ -332,6 +378,7 @@ void Solver<Dtype>::Snapshot() {
   SolverState state;
   state.set_iter(iter_);
   state.set_learned_net(model_filename);
+  state.set_solver_type(type());
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
   state.set_rng_state(Context::rng().State());
@@ -355,12 +402,23 @@ std::vector<const Net<Dtype>*> Solver<Dtype>::AllNets() const {
 
 template <typename Dtype>
 void Solver<Dtype>::Restore(const std::string& state_file) {
+  CREMA_REQUIRE(!EndsWith(state_file, ".caffemodel") && !EndsWith(state_file, ".caffemodel.h5"),
+                state_file << ": a weights file, not a solver state: to start from these "
+                              "weights give them as --weights; to resume a run give the "
+                              ".solverstate written beside them");
   SolverState state;
   if (EndsWith(state_file, ".h5")) {
     ReadSolverStateFromHDF5(state_file, &state);
   } else {
     ReadProtoFromBinaryFile(state_file, &state);
   }
+  // A state from Caffe has no type; one from Crema must be this solver's.
+  CREMA_REQUIRE(!state.has_solver_type() || state.solver_type() == type(),
+                state_file << ": written by the " << state.solver_type()
+                           << " solver, and this run's solver is " << type()
+                           << ": its history means nothing to " << type()
+                           << " (resume with type: \"" << state.solver_type()
+                           << "\", or start from the weights with --weights)");
   iter_ = state.iter();
   current_step_ = state.current_step();
   if (HoldsLayerPositions(state)) {
