@@ -187,6 +187,12 @@ expect_error malformed_labelmap "--labelmap: malformed_labelmap.prototxt:1" "${r
   --images=shapes.png --labelmap=malformed_labelmap.prototxt
 expect_error not_detection_output "the last output 'conv0' is 1 32 150 150" \
   --model=conv.prototxt --weights=random_iter_0.caffemodel --images=shapes.png
+python3 "$source/tests/scripted/make_bad_images.py" bad_images >/dev/null ||
+  fail "make_bad_images.py"
+expect_error header_bomb "bad_images/header_bomb.jpg: an image of 30000 x 30000" "${run_args[@]}" \
+  --images=shapes.png,bad_images/header_bomb.jpg
+expect_error truncated_image "bad_images/truncated.jpg: not a whole JPEG image" "${run_args[@]}" \
+  --images=shapes.png,bad_images/truncated.jpg
 expect_error threshold_above_1 "--threshold must be in [0, 1], got 1.5" "${run_args[@]}" \
   --images=shapes.png --threshold=1.5
 expect_error threshold_below_0 "--threshold must be in [0, 1], got -0.15" "${run_args[@]}" \

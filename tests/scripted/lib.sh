@@ -80,3 +80,31 @@ lenet_net() {
   grep -q "source: \"$2\"" "$3" ||
     { echo "FAIL: models/lenet/lenet_train_test.prototxt no longer names the LMDBs this check rewrites"; exit 1; }
 }
+
+# expect_bounded_error NAME TEXT LIMIT_MIB COMMAND...: COMMAND must exit 1 with
+# an error line holding TEXT, without an abort, and with a peak resident set
+# (as /usr/bin/time -v measures it) below LIMIT_MIB. Counts failures in
+# $failures and prints the peak of each case.
+expect_bounded_error() {
+  local name=$1 text=$2 limit=$3 status=0
+  shift 3
+  /usr/bin/time -v -o peak.txt "$@" >case.log 2>&1 || status=$?
+  [[ -s peak.txt ]] && status=$(awk -F': ' '/Exit status/ {print $2}' peak.txt)
+  local kib
+  kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' peak.txt)
+  local peak="peak $((kib / 1024)) MiB"
+  if [[ $status != 1 ]]; then
+    echo "FAIL $name: exit status $status (expected 1), $peak"
+  elif grep -qE 'Check failed|\*\*\* |terminate called|Aborted|Segmentation' case.log; then
+    echo "FAIL $name: aborted instead of an error line, $peak"
+  elif ! grep -qF -- "$text" case.log; then
+    echo "FAIL $name: the error does not say '$text', $peak"
+  elif ((kib >= limit * 1024)); then
+    echo "FAIL $name: $peak, not below $limit MiB"
+  else
+    echo "ok   $name ($peak): $(grep -F -- "$text" case.log | head -1 | sed 's/^.*\] //')"
+    return 0
+  fi
+  tail -5 case.log
+  failures=$((failures + 1))
+}

@@ -3,7 +3,10 @@
 // raw bytes (channels x height x width, BGR for colour) or, with encoded set,
 // as the image file's bytes. A file that is missing or does not decode, and
 // an encoded Datum that does not decode, are user errors (Error) naming the
-// file or the record.
+// file or the record; so are a JPEG, PNG or BMP that ends early or is out of
+// order (read from its header before decoding), and an image of more than
+// MaxImagePixels() pixels (checked from the header before any pixel memory
+// is taken, for the formats whose header Crema reads).
 #ifndef CREMA_UTIL_IMAGE_IO_HPP_
 #define CREMA_UTIL_IMAGE_IO_HPP_
 

@@ -8,16 +8,17 @@
 
 #include <google/protobuf/message.h>
 
+#include <cstdint>
 #include <string>
 
 namespace crema {
 
 void ReadProtoFromTextFile(const std::string& filename, google::protobuf::Message* proto);
 void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Message* proto);
-// Parses prototxt held in a string; `origin` names it in error messages.
 // The largest prototxt or solver text read or parsed: 64 MiB, or
 // CREMA_MAX_TEXT_FILE_BYTES from the environment.
 size_t MaxTextFileBytes();
+// Parses prototxt held in a string; `origin` names it in error messages.
 void ReadProtoFromString(const std::string& text, const std::string& origin,
                          google::protobuf::Message* proto);
 
@@ -28,6 +29,11 @@ void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::s
 void WriteFileAtomically(const std::string& filename, const std::string& contents);
 
 bool FileExists(const std::string& filename);
+
+// A limit a user may raise: the positive whole number in the environment
+// variable `name`, else `fallback`; any other value there is a user error
+// naming the variable.
+uint64_t LimitFromEnvironment(const char* name, uint64_t fallback);
 
 // Whether a file name ends with an extension such as ".h5".
 bool EndsWith(const std::string& text, const std::string& suffix);

@@ -2,6 +2,8 @@
 
 #ifdef CREMA_OPENCV
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "crema/common.hpp"
+#include "crema/images/image_header.hpp"
 #include "crema/util/io.hpp"
 
 namespace crema {
@@ -42,9 +45,42 @@ cv::Mat Resized(const cv::Mat& image, int height, int width) {
   return resized;
 }
 
+const char* FormatName(ImageHeader::Format format) {
+  switch (format) {
+    case ImageHeader::Format::kJpeg:
+      return "JPEG";
+    case ImageHeader::Format::kPng:
+      return "PNG";
+    case ImageHeader::Format::kBmp:
+      return "BMP";
+    default:
+      return "encoded";
+  }
+}
+
+void RequirePixelsWithinLimit(uint64_t width, uint64_t height, const std::string& what) {
+  const uint64_t limit = MaxImagePixels();
+  CREMA_REQUIRE(width * height <= limit,
+                what << ": an image of " << width << " x " << height << " = " << width * height
+                     << " pixels, above the limit of " << limit
+                     << " (CREMA_MAX_IMAGE_PIXELS raises it)");
+}
+
+// The header is read before the decoder runs: the decode's memory is
+// bounded by the pixel limit, and a file that ends early is refused rather
+// than decoded into grey padding.
+void RequireWholeAndWithinLimit(const std::string& bytes, const std::string& what) {
+  const ImageHeader header =
+      ReadImageHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  CREMA_REQUIRE(header.defect.empty(), what << ": not a whole " << FormatName(header.format)
+                                            << " image: " << header.defect);
+  RequirePixelsWithinLimit(header.width, header.height, what);
+}
+
 cv::Mat DecodeImageBytes(const std::string& bytes, ImageColor color, const std::string& what) {
   cv::Mat image;
   if (!bytes.empty()) {  // OpenCV asserts on an empty buffer
+    RequireWholeAndWithinLimit(bytes, what);
     const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1,
                          const_cast<char*>(bytes.data()));
     try {
@@ -55,6 +91,9 @@ cv::Mat DecodeImageBytes(const std::string& bytes, ImageColor color, const std::
   }
   CREMA_REQUIRE(!image.empty(), what << ": the encoded image does not decode (" << bytes.size()
                                      << " bytes; corrupt or not an image)");
+  // Formats whose header Crema does not read are bounded here, after OpenCV's
+  // own bound (2^30 pixels) held the decode.
+  RequirePixelsWithinLimit(image.cols, image.rows, what);
   RequireEightBit(image, what);
   return image;
 }
@@ -75,10 +114,24 @@ std::string EncodeImage(const cv::Mat& image, const std::string& encoding,
   return std::string(encoded.begin(), encoded.end());
 }
 
+// An image file's bytes, read whole after its size is checked: a file of
+// four bytes per allowed pixel holds any image within the limit, even an
+// uncompressed one.
 std::string ReadFileBytes(const std::string& filename) {
+  struct stat info;
+  CREMA_REQUIRE(::stat(filename.c_str(), &info) == 0, filename << ": no such image file");
+  CREMA_REQUIRE(S_ISREG(info.st_mode), filename << ": not a regular file");
+  const uint64_t limit = 4 * MaxImagePixels() + (uint64_t(1) << 20);
+  CREMA_REQUIRE(static_cast<uint64_t>(info.st_size) <= limit,
+                filename << ": " << info.st_size << " bytes, more than an image within the limit of "
+                         << MaxImagePixels() << " pixels takes (CREMA_MAX_IMAGE_PIXELS raises it)");
   std::ifstream file(filename, std::ios::binary);
   CREMA_REQUIRE(file.good(), filename << ": cannot open image file");
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  file.read(&bytes[0], static_cast<std::streamsize>(bytes.size()));
+  CREMA_REQUIRE(static_cast<size_t>(file.gcount()) == bytes.size(),
+                filename << ": cannot read the image file (it changed while being read)");
+  return bytes;
 }
 
 }  // namespace
@@ -95,12 +148,7 @@ std::string ImageExtension(const std::string& filename) {
 }
 
 cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int height, int width) {
-  CREMA_REQUIRE(FileExists(filename), filename << ": no such image file");
-  const cv::Mat image = cv::imread(filename, DecodeFlag(color));
-  CREMA_REQUIRE(!image.empty(), filename << ": not a readable image (corrupt, or a format "
-                                            "OpenCV does not decode)");
-  RequireEightBit(image, filename);
-  return Resized(image, height, width);
+  return Resized(DecodeImageBytes(ReadFileBytes(filename), color, filename), height, width);
 }
 
 cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what) {
@@ -140,7 +188,6 @@ void ReadImageToDatum(const std::string& filename, int label, int height, int wi
     CVMatToDatum(ReadImageToCVMat(filename, color, height, width), datum);
     return;
   }
-  CREMA_REQUIRE(FileExists(filename), filename << ": no such image file");
   const std::string bytes = ReadFileBytes(filename);
   // Decoded as stored, an image that already has the channels asked for is
   // the image the asked-for decode gives, and then the file's bytes (when in

@@ -105,14 +105,18 @@ std::string ReadWholeFile(const std::string& filename) {
 }  // namespace
 
 size_t MaxTextFileBytes() {
-  constexpr size_t kDefault = size_t(64) << 20;
-  const char* env = std::getenv("CREMA_MAX_TEXT_FILE_BYTES");
-  if (!env) return kDefault;
+  return static_cast<size_t>(LimitFromEnvironment("CREMA_MAX_TEXT_FILE_BYTES", uint64_t(64) << 20));
+}
+
+uint64_t LimitFromEnvironment(const char* name, uint64_t fallback) {
+  const char* env = std::getenv(name);
+  if (!env) return fallback;
   char* end = nullptr;
+  errno = 0;
   const unsigned long long value = std::strtoull(env, &end, 10);
-  CREMA_REQUIRE(end != env && *end == '\0' && value > 0 && env[0] != '-',
-                "CREMA_MAX_TEXT_FILE_BYTES='" << env << "' is not a positive number of bytes");
-  return static_cast<size_t>(value);
+  CREMA_REQUIRE(end != env && *end == '\0' && value > 0 && env[0] != '-' && errno == 0,
+                name << "='" << env << "' is not a positive whole number");
+  return value;
 }
 
 bool FileExists(const std::string& filename) {
