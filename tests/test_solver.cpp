@@ -236,6 +236,90 @@ TEST(SolverTest, SettingsWithoutMeaningAreErrors) {
   CreateSolver<double>(fine);
 }
 
+// A net that would train nothing is refused, unless asked for or max_iter
+// is 0 (the way to write a net's initial weights).
+TEST(SolverTest, ATrainingNetWithoutLossIsAnErrorUnlessAllowed) {
+  const char* no_loss =
+      "name: 'features'"
+      "layer { name: 'input' type: 'Input' top: 'x' input_param { shape { dim: 1 dim: 2 } } }"
+      "layer { name: 'fc' type: 'InnerProduct' bottom: 'x' top: 'p'"
+      "  inner_product_param { num_output: 1 } }";
+  SolverParameter param = LinearSolver("SGD");
+  param.clear_net_param();
+  ReadProtoFromString(no_loss, "net", param.mutable_net_param());
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }),
+            "solver: train net: the training net 'features' has no loss (no output with a loss "
+            "weight), so training would change nothing; add a loss layer, or set allow_no_loss: "
+            "true in the solver");
+  param.set_allow_no_loss(true);
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }), "");
+  param.set_allow_no_loss(false);
+  param.set_max_iter(0);
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }), "");
+}
+
+// The linear unit's net with a layer between the unit and the loss.
+SolverParameter LinearSolverThrough(const std::string& layer, const std::string& extra = "") {
+  SolverParameter param = LinearSolver("SGD", extra);
+  std::string net = kLinearNet;
+  const std::string loss_inputs = "bottom: 'p' bottom: 'y'";
+  net.replace(net.find(loss_inputs), loss_inputs.size(), "bottom: 'q' bottom: 'y'");
+  net.insert(net.find("layer { name: 'loss'"), layer);
+  ReadProtoFromString(net, "net", param.mutable_net_param());
+  return param;
+}
+
+TEST(SolverTest, NaNInTheDataStopsTheRunNamingTheIterationAndTheInput) {
+  auto solver = CreateSolver<double>(LinearSolver("SGD"));
+  SetInputs(solver->net().get());
+  solver->Step(2);
+  const std::vector<double> before = LinearWeights(*solver);
+  solver->net()->blob_by_name("x")->mutable_cpu_data()[1] = std::nan("");
+  EXPECT_EQ(ErrorMessageOf([&] { solver->Step(1); }),
+            "iteration 2: the loss is nan; the input layer 'input' (Input) gives non-finite "
+            "values in 'x': NaN or infinity in the data; training stopped before this update, so "
+            "the weights and the last snapshot hold no NaN (on_nonfinite: WARN trains on, as Caffe "
+            "does)");
+  EXPECT_EQ(LinearWeights(*solver), before);
+}
+
+TEST(SolverTest, ANonFiniteOutputIsTracedToTheFirstLayerThatMadeIt) {
+  // log(0) = -inf: the unit's weights start at 0, so p = 0.
+  SolverParameter param = LinearSolverThrough(
+      "layer { name: 'log' type: 'Log' bottom: 'p' top: 'q' }");
+  param.mutable_net_param()->mutable_layer(1)->mutable_inner_product_param()
+      ->mutable_weight_filler()->set_value(0);
+  auto solver = CreateSolver<double>(param);
+  SetInputs(solver->net().get());
+  const std::string message = ErrorMessageOf([&] { solver->Step(1); });
+  EXPECT_EQ(message.substr(0, message.find(';', message.find(';') + 1)),
+            "iteration 0: the loss is inf; the first layer whose output is not finite is 'log' "
+            "(Log), top 'q'");
+}
+
+TEST(SolverTest, ANonFiniteGradientIsTracedInBackwardOrder) {
+  // sqrt(p) at p = 0 is 0, a finite loss, but its derivative is infinite.
+  SolverParameter param = LinearSolverThrough(
+      "layer { name: 'root' type: 'Power' bottom: 'p' top: 'q' power_param { power: 0.5 } }");
+  param.mutable_net_param()->mutable_layer(1)->mutable_inner_product_param()
+      ->mutable_weight_filler()->set_value(0);
+  auto solver = CreateSolver<double>(param);
+  SetInputs(solver->net().get());
+  const std::string message = ErrorMessageOf([&] { solver->Step(1); });
+  EXPECT_EQ(message.substr(0, message.find(';', message.find(';') + 1)),
+            "iteration 0: the gradient is not finite; the first layer (in backward order) whose "
+            "input gradient is not finite is 'root' (Power)");
+}
+
+TEST(SolverTest, OnNonFiniteWarnTrainsOnAsCaffeDoes) {
+  auto solver = CreateSolver<double>(LinearSolver("SGD", "on_nonfinite: WARN"));
+  SetInputs(solver->net().get());
+  solver->net()->blob_by_name("x")->mutable_cpu_data()[1] = std::nan("");
+  solver->Step(3);
+  EXPECT_EQ(solver->iter(), 3);
+  EXPECT_TRUE(std::isnan(LinearWeights(*solver)[1]));
+}
+
 TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
   char pattern[] = "/tmp/crema_solver_XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);

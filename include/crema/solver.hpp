@@ -100,6 +100,7 @@ class Solver {
   std::vector<std::function<void()>> on_start_;
   std::vector<std::function<void()>> on_gradients_ready_;
   bool requested_early_exit_ = false;
+  bool warned_nonfinite_ = false;
   const Net<Dtype>* const share_layers_from_;
   // What Restore read of the data layers' positions, handed to the nets it
   // rebuilds (null before a resume).
@@ -110,6 +111,9 @@ class Solver {
   void InitTrainNet();
   void RequireTestNetForInterval(int num_test_nets) const;
   void InitTestNets();
+  // Fails (on_nonfinite: STOP) or warns once (WARN) when the iteration's
+  // loss or gradient is not finite, naming the iteration and where it began.
+  void WatchForNonFinite(Dtype loss);
   // Multistep: advances current_step_ to the step iter_ has reached.
   void AdvanceLearningRateStep();
   // Runs every test net if the test interval says so (rank 0 only); true

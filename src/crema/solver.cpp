@@ -9,7 +9,9 @@
 #include <cstring>
 #include <iomanip>
 #include <set>
+#include <sstream>
 
+#include "crema/solver_watch.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
@@ -130,6 +132,8 @@ void Solver<Dtype>::InitTrainNet() {
                              : param_.has_net()     ? param_.net()
                                                     : "solver: train net";
   WithOrigin(origin, [&] { net_.reset(new Net<Dtype>(net_param, options)); });
+  // max_iter: 0 is the way to write a net's initial weights: nothing trains.
+  if (!param_.allow_no_loss() && param_.max_iter() > 0) RequireLoss(*net_, origin);
 }
 
 // A test_interval with no test net would never test, and say nothing: the
@@ -240,10 +244,33 @@ void Solver<Dtype>::Step(int iters) {
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     reporter_.Iterated(iter_, loss / param_.iter_size(), *net_);
     for (auto& callback : on_gradients_ready_) callback();
+    WatchForNonFinite(loss / param_.iter_size());
     ApplyUpdate();
     ++iter_;
     if (HandleAction(RequestedAction())) break;
   }
+}
+
+// Checked after the gradients are averaged, so that every solver of a
+// data-parallel run sees the same gradients and stops together.
+template <typename Dtype>
+void Solver<Dtype>::WatchForNonFinite(Dtype loss) {
+  const bool finite_loss = std::isfinite(loss);
+  if (finite_loss && std::isfinite(GradientSumOfSquares(*net_))) return;
+  if (param_.on_nonfinite() == SolverParameter::WARN && warned_nonfinite_) return;
+  std::ostringstream what;
+  what << "iteration " << iter_ << ": "
+       << (finite_loss ? std::string("the gradient is not finite")
+                       : "the loss is " + std::to_string(loss))
+       << "; " << FirstNonFinite(*net_);
+  if (param_.on_nonfinite() == SolverParameter::WARN) {
+    LOG(WARNING) << what.str() << " (on_nonfinite: WARN, so training goes on; later "
+                                  "non-finite iterations are not reported)";
+    warned_nonfinite_ = true;
+    return;
+  }
+  CREMA_FAIL(what.str() << "; training stopped before this update, so the weights and the last "
+                           "snapshot hold no NaN (on_nonfinite: WARN trains on, as Caffe does)");
 }
 
 template <typename Dtype>

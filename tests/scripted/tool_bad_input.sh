@@ -108,4 +108,27 @@ printf 'net: "net.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 2\nsna
 expect_error "a snapshot folder that does not exist" "the folder 'missing/folder' does not exist" \
   train --solver=missing_folder_solver.prototxt
 
+# Numbers watched: NaN in the data stops the run at iteration 0 naming the
+# data layer, and no snapshot of NaN weights is written.
+cat >nan_data.prototxt <<'NET'
+layer { name: "data" type: "DummyData" top: "data" top: "label"
+        dummy_data_param { shape { dim: 2 dim: 3 } shape { dim: 2 }
+                           data_filler { type: "constant" value: nan }
+                           data_filler { type: "constant" value: 0 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+        inner_product_param { num_output: 2 weight_filler { type: "xavier" } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+NET
+printf 'net: "nan_data.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 5\nsnapshot_prefix: "nan"\n' \
+  >nan_solver.prototxt
+expect_error "NaN in the data" "iteration 0: the loss is nan; the input layer 'data' (DummyData) gives non-finite values in 'data'" \
+  train --solver=nan_solver.prototxt
+[[ ! -e nan_iter_0.caffemodel && ! -e nan_iter_5.caffemodel ]] ||
+  { echo "FAIL NaN in the data: a snapshot was written"; failures=$((failures + 1)); }
+
+sed -e '/SoftmaxWithLoss/d' nan_data.prototxt >no_loss.prototxt
+printf 'net: "no_loss.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 5\n' >no_loss_solver.prototxt
+expect_error "a training net without a loss" "no_loss.prototxt: the training net has no loss" \
+  train --solver=no_loss_solver.prototxt
+
 ((failures == 0)) || { echo "$failures case(s) failed"; exit 1; }
