@@ -8,6 +8,7 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -134,6 +135,10 @@ int Classify() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "classify: give the deploy net with --model=NET.prototxt");
   CREMA_REQUIRE(!FLAGS_weights.empty(), "classify: give the trained weights with --weights=W");
   CREMA_REQUIRE(FLAGS_top_k > 0, "--top_k must be positive, got " << FLAGS_top_k);
+  // As the float the input is multiplied by: 1e39 would be infinite.
+  const float scale = static_cast<float>(FLAGS_scale);
+  CREMA_REQUIRE(std::isfinite(scale) && scale > 0,
+                "--scale must be a positive finite number, got " << FLAGS_scale);
   const std::vector<std::string> files = crema::ImageFiles(FLAGS_images, "classify");
   crema::Net<float> net(FLAGS_model, crema::TEST);
   for (const std::string& file : crema::SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);

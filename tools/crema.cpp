@@ -93,11 +93,13 @@ std::vector<int> GpuIds() {
   }
   for (const std::string& item : SplitList(FLAGS_gpu)) {
     int id = -1;
+    size_t used = 0;
     try {
-      id = std::stoi(item);
+      id = std::stoi(item, &used);
     } catch (...) {
-      CREMA_FAIL("--gpu: '" << item << "' is not a device id");
+      used = 0;
     }
+    CREMA_REQUIRE(used == item.size() && used > 0, "--gpu: '" << item << "' is not a device id");
     CREMA_REQUIRE(id >= 0 && id < count, "--gpu: device " << id << " asked for, this machine has "
                                                           << count << " CUDA device(s)");
     ids.push_back(id);

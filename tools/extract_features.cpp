@@ -4,6 +4,7 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -28,8 +29,23 @@ std::vector<std::string> Split(const std::string& text) {
   return items;
 }
 
+// NUM_BATCHES: a whole number from 1 on, in full ("10x" is not ten).
+int BatchCount(const std::string& text) {
+  size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  CREMA_REQUIRE(used == text.size() && value > 0 && value <= INT_MAX,
+                "NUM_BATCHES '" << text << "' is not a positive whole number");
+  return static_cast<int>(value);
+}
+
 void Extract(const std::string& weights, const std::string& net_file, const std::string& blob_list,
              const std::string& db_list, int num_batches, const std::string& backend) {
+  CREMA_REQUIRE(FLAGS_gpu >= -1, "--gpu is " << FLAGS_gpu << "; give a device id, or -1 for the CPU");
   if (FLAGS_gpu >= 0) {
     crema::Context::SetDevice(FLAGS_gpu);
     crema::Context::set_mode(crema::Context::GPU);
@@ -100,7 +116,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    Extract(argv[1], argv[2], argv[3], argv[4], std::atoi(argv[5]), argv[6]);
+    Extract(argv[1], argv[2], argv[3], argv[4], BatchCount(argv[5]), argv[6]);
     return 0;
   } catch (const crema::Error& error) {
     LOG(ERROR) << error.what();

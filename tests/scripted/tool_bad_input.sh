@@ -108,6 +108,17 @@ printf 'net: "net.prototxt"\nbase_lr: 0.01\nlr_policy: "fixed"\nmax_iter: 2\nsna
 expect_error "a snapshot folder that does not exist" "the folder 'missing/folder' does not exist" \
   train --solver=missing_folder_solver.prototxt
 
+# Numeric flags out of range or not finite.
+expect_error "a device id with a tail" "--gpu: '0x' is not a device id" \
+  time --model=net.prototxt --iterations=1 --gpu=0x
+"$crema" help >help.txt 2>&1
+if grep -qx '  classify' help.txt; then
+  for scale in nan inf 1e39 0 -2; do
+    expect_error "classify --scale=$scale" "--scale must be a positive finite number, got" \
+      classify --model=net.prototxt --weights="$weights" --images=any.png --scale=$scale
+  done
+fi
+
 # Numbers watched: NaN in the data stops the run at iteration 0 naming the
 # data layer, and no snapshot of NaN weights is written.
 cat >nan_data.prototxt <<'NET'
