@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "crema/layers/hdf5_output_layer.hpp"
 #include "crema/net.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/tools/convert_mnist.hpp"
@@ -148,6 +149,45 @@ TEST_F(SafeWriteTest, Hdf5SolverState) {
   SolverState read;
   ReadSolverStateFromHDF5(path, &read);
   EXPECT_EQ(read.iter(), 3);
+}
+
+// HDF5Output rows: `batches` forwards of `rows` rows of 64 values each,
+// from a layer that lives for the call (or throws out of it).
+void WriteHdf5Rows(const std::string& path, int batches, int rows,
+                   const std::function<void()>& after_forwards = {}) {
+  LayerParameter param;
+  param.set_name("out");
+  param.mutable_hdf5_output_param()->set_file_name(path);
+  HDF5OutputLayer<float> output(param);
+  Blob<float> data(std::vector<int>{rows, 64}), label(std::vector<int>{rows});
+  std::vector<Blob<float>*> bottom{&data, &label}, top;
+  output.SetUp(bottom, top);
+  for (int b = 0; b < batches; ++b) {
+    for (int i = 0; i < data.count(); ++i) data.mutable_cpu_data()[i] = float(b);
+    for (int i = 0; i < rows; ++i) label.mutable_cpu_data()[i] = float(i);
+    output.Forward(bottom, top);
+  }
+  if (after_forwards) after_forwards();
+}
+
+TEST_F(SafeWriteTest, Hdf5Output) {
+  const std::string path = dir_ + "/rows.h5";
+  WriteHdf5Rows(path, 1, 2);
+  ExpectFailureKeepsThePreviousFile(path, [&] { WriteHdf5Rows(path, 50, 100); });
+}
+
+// The file is replaced when the layer is done, not batch by batch, and not
+// at all by a run that fails.
+TEST_F(SafeWriteTest, Hdf5OutputReplacesTheFileOnlyWhenTheRunEnds) {
+  const std::string path = dir_ + "/rows.h5";
+  WriteHdf5Rows(path, 1, 2);
+  const std::string before = Contents(path);
+  WriteHdf5Rows(path, 3, 5, [&] { EXPECT_EQ(Contents(path), before); });
+  const std::string after = Contents(path);
+  EXPECT_NE(after, before);
+  EXPECT_THROW(WriteHdf5Rows(path, 2, 7, [] { CREMA_FAIL("a later layer failed"); }), Error);
+  EXPECT_EQ(Contents(path), after);
+  EXPECT_EQ(FolderEntries(dir_).size(), 1u) << "a temporary was left behind";
 }
 
 #ifdef CREMA_ONNX

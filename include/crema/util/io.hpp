@@ -27,6 +27,12 @@ void WriteProtoToBinaryFile(const google::protobuf::Message& proto, const std::s
 
 // Writes bytes to filename atomically (temporary file, fsync, rename).
 void WriteFileAtomically(const std::string& filename, const std::string& contents);
+// For a writer that builds its file in steps (HDF5Output): the temporary
+// beside `filename` to build it in, and, once it is complete and closed,
+// the fsync and rename that make it the file; on failure the temporary is
+// removed and the error names the file and the system's reason.
+std::string TemporaryFileFor(const std::string& filename);
+void PublishTemporaryFile(const std::string& temporary, const std::string& filename);
 
 bool FileExists(const std::string& filename);
 

@@ -1,29 +1,74 @@
 #include "crema/layers/hdf5_output_layer.hpp"
 
 #include <hdf5.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <exception>
 #include <type_traits>
+
+#include "crema/storage/hdf5.hpp"
+#include "crema/util/io.hpp"
 
 namespace crema {
 
 template <typename Dtype>
 HDF5OutputLayer<Dtype>::~HDF5OutputLayer() {
-  if (file_id_ >= 0) H5Fclose(static_cast<hid_t>(file_id_));
+  if (file_id_ < 0) return;
+  if (std::uncaught_exceptions() > 0) {
+    // Destroyed by a failing run: its rows are not a whole pass.
+    H5Fclose(static_cast<hid_t>(file_id_));
+    ::unlink(temporary_.c_str());
+    LOG(WARNING) << file_name_ << ": not written (the run failed); the file as it was is left "
+                                  "unchanged";
+    return;
+  }
+  try {
+    Publish();
+  } catch (const Error& error) {
+    LOG(ERROR) << error.what();  // a destructor cannot fail: the temporary is gone
+  }
 }
 
 template <typename Dtype>
 void HDF5OutputLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
-  const std::string& file_name = this->layer_param_.hdf5_output_param().file_name();
-  CREMA_LAYER_REQUIRE(!file_name.empty(), "hdf5_output_param.file_name is not set");
-  file_id_ = H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  CREMA_LAYER_REQUIRE(file_id_ >= 0, "cannot create HDF5 file " << file_name);
+  file_name_ = this->layer_param_.hdf5_output_param().file_name();
+  CREMA_LAYER_REQUIRE(!file_name_.empty(), "hdf5_output_param.file_name is not set");
+  QuietHdf5Diagnostics();
+  temporary_ = TemporaryFileFor(file_name_);
+  errno = 0;
+  file_id_ = H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file_id_ < 0) Fail("creating " + temporary_, errno);
+}
+
+template <typename Dtype>
+void HDF5OutputLayer<Dtype>::Fail(const std::string& step, int error) {
+  if (file_id_ >= 0) H5Fclose(static_cast<hid_t>(file_id_));
+  file_id_ = -1;
+  ::unlink(temporary_.c_str());
+  CREMA_FAIL("layer '" << this->layer_param_.name() << "' (HDF5Output): " << file_name_
+                       << ": cannot write the file (" << step << ": "
+                       << (error ? std::strerror(error) : "libhdf5 failed")
+                       << "); the file as it was is left unchanged");
+}
+
+template <typename Dtype>
+void HDF5OutputLayer<Dtype>::Publish() {
+  CREMA_LAYER_REQUIRE(file_id_ >= 0, file_name_ << ": the file was already finished or failed");
+  errno = 0;
+  const herr_t closed = H5Fclose(static_cast<hid_t>(file_id_));
+  file_id_ = -1;
+  if (closed < 0) Fail("close", errno);
+  PublishTemporaryFile(temporary_, file_name_);
+  published_ = true;
 }
 
 // Creates the dataset on first use with an unlimited first axis, then grows
 // it by one batch and writes the batch into the new rows.
 template <typename Dtype>
-void HDF5OutputLayer<Dtype>::Append(const char* name, const Blob<Dtype>& blob) {
+bool HDF5OutputLayer<Dtype>::Append(const char* name, const Blob<Dtype>& blob) {
   const hid_t file = static_cast<hid_t>(file_id_);
   const hid_t type = std::is_same<Dtype, float>::value ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   std::vector<hsize_t> dims(blob.shape().begin(), blob.shape().end());
@@ -45,21 +90,22 @@ void HDF5OutputLayer<Dtype>::Append(const char* name, const Blob<Dtype>& blob) {
     H5Pclose(properties);
     H5Sclose(space);
   }
-  CREMA_LAYER_REQUIRE(dataset >= 0, "cannot write dataset '" << name << "'");
+  if (dataset < 0) return false;
   std::vector<hsize_t> new_dims(dims);
   new_dims[0] = static_cast<hsize_t>(rows_) + batch;
-  H5Dset_extent(dataset, new_dims.data());
+  const bool extended = H5Dset_extent(dataset, new_dims.data()) >= 0;
   const hid_t file_space = H5Dget_space(dataset);
   std::vector<hsize_t> offset(dims.size(), 0);
   offset[0] = static_cast<hsize_t>(rows_);
   H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, dims.data(), nullptr);
   const hid_t memory_space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const herr_t status = H5Dwrite(dataset, type, memory_space, file_space, H5P_DEFAULT,
-                                 blob.cpu_data());
+  const herr_t status = extended ? H5Dwrite(dataset, type, memory_space, file_space, H5P_DEFAULT,
+                                            blob.cpu_data())
+                                 : -1;
   H5Sclose(memory_space);
   H5Sclose(file_space);
-  H5Dclose(dataset);
-  CREMA_LAYER_REQUIRE(status >= 0, "writing dataset '" << name << "' failed");
+  const bool closed = H5Dclose(dataset) >= 0;
+  return status >= 0 && closed;
 }
 
 template <typename Dtype>
@@ -68,10 +114,14 @@ void HDF5OutputLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom
   CREMA_LAYER_REQUIRE(bottom[0]->shape(0) == bottom[1]->shape(0),
                       "data has " << bottom[0]->shape(0) << " rows, label "
                                   << bottom[1]->shape(0));
-  Append("data", *bottom[0]);
-  Append("label", *bottom[1]);
+  CREMA_LAYER_REQUIRE(file_id_ >= 0, file_name_ << ": "
+                                                << (published_ ? "the file was already finished"
+                                                               : "an earlier write failed"));
+  errno = 0;
+  if (!Append("data", *bottom[0]) || !Append("label", *bottom[1])) Fail("write", errno);
+  // Flushed each batch: a full disk shows here, at the batch that meets it.
+  if (H5Fflush(static_cast<hid_t>(file_id_), H5F_SCOPE_GLOBAL) < 0) Fail("flush", errno);
   rows_ += bottom[0]->shape(0);
-  H5Fflush(static_cast<hid_t>(file_id_), H5F_SCOPE_GLOBAL);
 }
 
 INSTANTIATE_CLASS(HDF5OutputLayer);

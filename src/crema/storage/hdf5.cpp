@@ -36,15 +36,6 @@ class Handle {
   DISABLE_COPY_AND_ASSIGN(Handle);
 };
 
-// HDF5 prints its own error stack to stderr; Crema reports errors itself.
-void SilenceHdf5() {
-  static bool silenced = false;
-  if (!silenced) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    silenced = true;
-  }
-}
-
 // An HDF5 file built in memory (the core driver, no backing file) by `fill`,
 // returned as its bytes: the writers hand them to WriteFileAtomically, so
 // libhdf5 never writes to the disk, and a full disk is one checked write
@@ -124,6 +115,22 @@ void ReadInto(hid_t group, const std::string& dataset_name, const std::string& w
 }  // namespace
 
 namespace {
+herr_t PrintAtVerboseLevel(hid_t stack, void* /*unused*/) {
+  if (VLOG_IS_ON(1)) H5Eprint2(stack, stderr);
+  return 0;
+}
+}  // namespace
+
+void QuietHdf5Diagnostics() {
+  // The setting may be per thread (a thread-safe libhdf5): set in each.
+  thread_local bool quiet = false;
+  if (!quiet) {
+    H5Eset_auto2(H5E_DEFAULT, PrintAtVerboseLevel, nullptr);
+    quiet = true;
+  }
+}
+
+namespace {
 // The names of a group's members (an HDF5 model's layers).
 std::vector<std::string> MemberNames(hid_t group) {
   H5G_info_t info;
@@ -161,7 +168,7 @@ int ReaderCpuSeconds(const std::string& filename) {
 template <typename Message>
 void ReadInChild(const std::string& filename, const char* contents,
                  const std::function<void(Message*)>& read, Message* result) {
-  SilenceHdf5();
+  QuietHdf5Diagnostics();
   CREMA_REQUIRE(access(filename.c_str(), R_OK) == 0, filename << ": cannot open file");
   const std::string bytes = RunIsolated(filename, ReaderCpuSeconds(filename), [&]() {
     Message message;
@@ -248,7 +255,7 @@ void WriteNetParamsToHDF5(
     const std::string& filename,
     const std::vector<std::pair<std::string, std::vector<const Blob<Dtype>*>>>& layers,
     bool write_diff) {
-  SilenceHdf5();
+  QuietHdf5Diagnostics();
   const std::string image = Hdf5Image(filename, [&](hid_t file) {
     for (const bool diff : {false, true}) {
       if (diff && !write_diff) break;
@@ -397,7 +404,7 @@ void ClearCaffeFields(SolverState* state) {
 }  // namespace
 
 void WriteSolverStateToHDF5(const std::string& filename, const SolverState& state) {
-  SilenceHdf5();
+  QuietHdf5Diagnostics();
   const std::string image = Hdf5Image(filename, [&](hid_t file) {
     WriteScalar(file, "iter", state.iter(), filename);
     WriteString(file, "learned_net", state.learned_net(), filename);

@@ -51,6 +51,11 @@ void WriteSolverStateToHDF5(const std::string& filename, const SolverState& stat
 // weights are).
 void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state);
 
+// libhdf5 prints its error stack to stderr on every failure; Crema reports
+// the failure itself, so the stack is printed only at verbose level 1
+// (GLOG_v=1). Call before using libhdf5 on a thread.
+void QuietHdf5Diagnostics();
+
 }  // namespace crema
 
 #endif  // CREMA_STORAGE_HDF5_HPP_

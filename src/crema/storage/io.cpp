@@ -166,12 +166,39 @@ void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Mess
 // fsync, close and rename. On any failure the temporary is removed and the
 // error names the file and the system's reason; the file as it was, if any,
 // is untouched.
+namespace {
+
+[[noreturn]] void FailWriting(const std::string& filename, const std::string& temporary,
+                              int error, const char* step) {
+  ::unlink(temporary.c_str());
+  CREMA_FAIL(filename << ": cannot write the file (" << step << ": " << std::strerror(error)
+                      << "); the file as it was is left unchanged");
+}
+
+}  // namespace
+
+std::string TemporaryFileFor(const std::string& filename) {
+  return filename + ".tmp-" + std::to_string(::getpid());
+}
+
+void PublishTemporaryFile(const std::string& temporary, const std::string& filename) {
+  const int fd = ::open(temporary.c_str(), O_RDONLY);
+  if (fd < 0) FailWriting(filename, temporary, errno, "reopening the temporary");
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    FailWriting(filename, temporary, error, "fsync");
+  }
+  ::close(fd);  // read-only: nothing left to lose
+  if (::rename(temporary.c_str(), filename.c_str()) != 0) {
+    FailWriting(filename, temporary, errno, "rename");
+  }
+}
+
 void WriteFileAtomically(const std::string& filename, const std::string& contents) {
-  const std::string temporary = filename + ".tmp-" + std::to_string(::getpid());
+  const std::string temporary = TemporaryFileFor(filename);
   const auto fail = [&](int error, const char* step) {
-    ::unlink(temporary.c_str());
-    CREMA_FAIL(filename << ": cannot write the file (" << step << ": " << std::strerror(error)
-                        << "); the file as it was is left unchanged");
+    FailWriting(filename, temporary, error, step);
   };
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
