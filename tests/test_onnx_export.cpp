@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,45 @@ TEST(OnnxExportTest, PoolingPadsForCaffesCeilRounding) {
                 (std::vector<int64_t>{0, 0, 1, 1}));
     }
   }
+}
+
+// An in-place layer on the net's input: the graph input keeps the net's
+// name for it ("data"), and the in-place result gets another.
+TEST(OnnxExportTest, InPlaceLayerOnTheInputKeepsTheInputName) {
+  const std::unique_ptr<Net<float>> net = TestNet(
+      "layer { name: 'input' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 1 dim: 3 dim: 4 dim: 4 } } }"
+      "layer { name: 'scale' type: 'Power' bottom: 'data' top: 'data'"
+      "  power_param { scale: 0.5 } }"
+      "layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'out' }");
+  const onnx::GraphProto graph = Export(*net).graph();
+  ASSERT_EQ(graph.input_size(), 1);
+  EXPECT_EQ(graph.input(0).name(), "data");
+  std::set<std::string> outputs;
+  for (const auto& node : graph.node()) {
+    for (const std::string& output : node.output()) {
+      EXPECT_TRUE(outputs.insert(output).second) << output << " written twice";
+      EXPECT_NE(output, "data");
+    }
+  }
+  EXPECT_EQ(graph.node(0).input(0), "data");
+  EXPECT_EQ(graph.node(graph.node_size() - 1).output(0), "out");
+}
+
+// 5 -> ceil((5 - 1) / 3) + 1 = 3 windows in Caffe, the last starting at 6:
+// past the input, and an end pad of 2 >= kernel 1, which ONNX refuses.
+TEST(OnnxExportTest, PoolingWindowStartingPastTheInputIsRefused) {
+  const std::unique_ptr<Net<float>> net = TestNet(
+      "layer { name: 'input' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 1 dim: 1 dim: 5 dim: 5 } } }"
+      "layer { name: 'sparse' type: 'Pooling' bottom: 'data' top: 'pool'"
+      "  pooling_param { pool: MAX kernel_size: 1 stride: 3 } }");
+  const std::string message = ErrorMessageOf([&] { NetToOnnx(*net); });
+  EXPECT_NE(message.find("layer 'sparse' of type Pooling"), std::string::npos) << message;
+  EXPECT_NE(message.find("its last window starts past the input (ceil rounding with stride 3 "
+                         "above kernel 1)"),
+            std::string::npos)
+      << message;
 }
 
 TEST(OnnxExportTest, LayerWithoutOnnxEquivalentIsAnErrorNamingIt) {

@@ -148,6 +148,24 @@ def test_resnet_style_net_exports_and_matches(crema_tool, tmp_path, onnxruntime)
     compare("resnet_style", RESNET_STYLE, crema_tool, tmp_path, onnxruntime)
 
 
+# An in-place layer on the net's input: the ONNX graph is fed by the net's own
+# input name ("data").
+IN_PLACE_ON_INPUT = """
+layer { name: "input" type: "Input" top: "data"
+        input_param { shape { dim: 1 dim: 3 dim: 8 dim: 8 } } }
+layer { name: "prescale" type: "Power" bottom: "data" top: "data"
+        power_param { scale: 0.017 shift: -1 } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+        convolution_param { num_output: 4 kernel_size: 3 } }
+"""
+
+
+def test_in_place_layer_on_the_input_keeps_the_input_name(crema_tool, tmp_path, onnxruntime):
+    compare("in_place_input", IN_PLACE_ON_INPUT, crema_tool, tmp_path, onnxruntime)
+    graph = onnx.load(str(tmp_path / "net.onnx")).graph
+    assert [value.name for value in graph.input] == ["data"]
+
+
 def test_trained_lenet_exports_and_matches(crema_tool, compat, tmp_path, onnxruntime):
     """LeNet with BVLC's trained weights (Fashion-MNIST), read by the tool."""
     model = compat / "bvlc/examples/mnist/lenet.prototxt"

@@ -97,11 +97,22 @@ class OnnxGraphBuilder {
     return name;
   }
 
-  // The value a layer writes to its top blob.
+  // The value a layer writes to its top blob: the blob's own name for its
+  // last write, unless an input holds that name.
   std::string Define(const std::string& blob, const std::string& layer) {
-    const std::string name = --writes_left_[blob] == 0 ? blob : Fresh(blob + "/" + layer);
+    const bool last = --writes_left_[blob] == 0;
+    const std::string name = last && !inputs_.count(blob) ? blob : Fresh(blob + "/" + layer);
     current_[blob] = name;
     return name;
+  }
+
+  // A net input's value: always the blob's own name, so that a user feeds
+  // the graph by the names the net has (later in-place writes get others).
+  std::string DefineInput(const std::string& blob) {
+    --writes_left_[blob];
+    inputs_.insert(blob);
+    current_[blob] = blob;
+    return blob;
   }
 
   // The value a blob holds now.
@@ -187,6 +198,7 @@ class OnnxGraphBuilder {
  private:
   onnx::GraphProto* graph_;
   std::set<std::string> used_;
+  std::set<std::string> inputs_;  // blobs whose own name a graph input holds
   std::map<std::string, int> writes_left_;
   std::map<std::string, std::string> current_;
   std::map<std::string, std::pair<int, std::string> > dynamic_axes_;
@@ -304,6 +316,14 @@ int64_t EndPad(const LayerExport& e, const PoolWindow& w, int64_t padded_before,
       std::max<int64_t>(0, (w.pooled - 1) * w.stride + w.kernel - size - padded_before);
   if ((size + padded_before + end - w.kernel) / w.stride + 1 != w.pooled) {
     Refuse(e, "its last window lies wholly in the padding");
+  }
+  // Without padding, Caffe's ceil rounding keeps a last window that starts
+  // past the input (a stride above the kernel): it covers no input cell, and
+  // ONNX allows no padding as wide as the kernel.
+  if (end >= w.kernel) {
+    Refuse(e, "its last window starts past the input (ceil rounding with stride " +
+                  std::to_string(w.stride) + " above kernel " + std::to_string(w.kernel) +
+                  "), which ONNX pooling cannot express");
   }
   return end;
 }
@@ -1188,10 +1208,9 @@ std::string SupportedTypes() {
 // ---- The net ------------------------------------------------------------
 
 void ExportInputs(const Net<float>& net, int layer_index, OnnxGraphBuilder* graph) {
-  const std::string& layer = net.layer_names()[layer_index];
   for (int id : net.top_id_vecs()[layer_index]) {
     const std::string& blob = net.blob_names()[id];
-    graph->AddInput(graph->Define(blob, layer), ToShape(net.blobs()[id]->shape()));
+    graph->AddInput(graph->DefineInput(blob), ToShape(net.blobs()[id]->shape()));
   }
 }
 
