@@ -307,3 +307,46 @@ def test_forward_backward_all(tmp_path):
         assert np.allclose(forward["prob"][i], expected, atol=1e-6)
         grad = net.backward(prob=np.ones((2, 4), np.float32))["data"][0]
         assert np.allclose(backward["data"][i], grad, atol=1e-6)
+
+
+# A full disk played by a file-size limit (writes past it fail with "File too
+# large", as with ENOSPC), in a child process so that the limit binds nothing
+# else: a failed save raises naming the file, leaves the previous file
+# byte-identical and no temporary beside it.
+SAVE_UNDER_LIMIT = r"""
+import os, resource, signal, sys
+import crema
+folder, method = sys.argv[1], sys.argv[2]
+def net(outputs):
+    text = os.path.join(folder, "n%d.prototxt" % outputs)
+    with open(text, "w") as f:
+        f.write('layer { name: "data" type: "Input" top: "data" '
+                'input_param { shape { dim: 1 dim: 8 } } } '
+                'layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip" '
+                'inner_product_param { num_output: %d } }' % outputs)
+    return crema.Net(text, crema.TEST)
+path = os.path.join(folder, "out", "weights")
+getattr(net(2), method)(path)
+before = open(path, "rb").read()
+bigger = net(4000)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 16, resource.RLIM_INFINITY))
+try:
+    getattr(bigger, method)(path)
+    sys.exit("the save did not fail")
+except (IOError, RuntimeError) as error:
+    message = str(error)
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+assert path in message and "File too large" in message, message
+assert open(path, "rb").read() == before, "the previous file changed"
+assert os.listdir(os.path.dirname(path)) == ["weights"], os.listdir(os.path.dirname(path))
+print(message)
+"""
+
+
+@pytest.mark.parametrize("method", ["save", "save_hdf5"])
+def test_a_failed_save_keeps_the_previous_file(tmp_path, method):
+    (tmp_path / "out").mkdir()
+    run = subprocess.run([os.sys.executable, "-c", SAVE_UNDER_LIMIT, str(tmp_path), method],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
