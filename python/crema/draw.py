@@ -309,8 +309,13 @@ def draw_net_to_file(caffe_net, filename, rankdir='LR', phase=None,
     """Draw ``caffe_net`` into ``filename``, in the format of its extension."""
     image = draw_net(caffe_net, rankdir, _image_format(filename), phase,
                      display_lrm)
-    with open(filename, 'wb') as out:
-        out.write(image)
+    _write_file(filename, image)
+
+
+def _write_file(filename, data):
+    """Write by Crema's safe-write rule: a failure leaves the file as it was."""
+    from ._crema import _write_file as write
+    write(filename, data)
 
 
 # ---------------------------------------------------------------------------
@@ -377,11 +382,9 @@ def _draw_to_file(args, net, phase):
         raise _CommandError('cannot draw %s: %s'
                             % (args.input_net_proto_file, err)) from None
     try:
-        with open(args.output_image_file, 'wb') as out:
-            out.write(image)
-    except OSError as err:
-        raise _CommandError('cannot write %s: %s'
-                            % (args.output_image_file, err.strerror)) from None
+        _write_file(args.output_image_file, image)
+    except RuntimeError as err:
+        raise _CommandError(str(err)) from None
 
 
 def main(argv=None):

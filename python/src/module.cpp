@@ -7,6 +7,7 @@
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/python_layer/python_layer.hpp"
+#include "crema/util/io.hpp"
 
 namespace py = pybind11;
 
@@ -31,6 +32,13 @@ void BindModuleFunctions(py::module_& m) {
   m.def(
       "init_log", [](int level) { FLAGS_minloglevel = level; }, py::arg("level") = 0,
       "Logs at this glog level and above (0 INFO, 1 WARNING, 2 ERROR).");
+  m.def(
+      "_write_file",
+      [](const std::string& filename, const py::bytes& contents) {
+        WriteFileAtomically(filename, std::string(contents));
+      },
+      py::arg("filename"), py::arg("contents"),
+      "Writes a file by Crema's safe-write rule (temporary, checked writes, fsync, rename).");
   m.attr("TRAIN") = static_cast<int>(TRAIN);
   m.attr("TEST") = static_cast<int>(TEST);
 }

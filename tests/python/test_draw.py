@@ -277,3 +277,16 @@ def test_cli_rejects_unknown_phase(tmp_path):
     result = run_cli(str(net), str(tmp_path / 'x.png'), '--phase', 'VAL')
     assert result.returncode != 0
     assert 'phase' in result.stderr
+
+
+@needs_dot
+def test_cli_unwritable_output_is_one_error_line(tmp_path):
+    """The drawing is written by Crema's safe-write rule (crema._crema._write_file)."""
+    net = tmp_path / 'small.prototxt'
+    net.write_text(SMALL_NET)
+    missing = tmp_path / 'no_such_folder' / 'x.png'
+    result = run_cli(str(net), str(missing))
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(missing) + ': cannot write the file' in lines[0], result.stderr
+    assert 'No such file or directory' in lines[0]
