@@ -100,7 +100,7 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer (clang): every suite; the cr
 # of the frames that matter, and the build is much faster than -O2 -g.
 (
   export CC=clang CXX=clang++
-  configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=address \
+  configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_SANITIZE=address \
     -DCREMA_FUZZ=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1"
 )
 # allocator_may_return_null: an allocation too large for the machine returns
