@@ -1,6 +1,8 @@
 #include "crema/solver_watch.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "crema/common.hpp"
@@ -9,12 +11,26 @@ namespace crema {
 
 namespace {
 
-template <typename Dtype>
-bool AllFinite(const Dtype* values, int count) {
-  for (int i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) return false;
+// A value is not finite exactly when its exponent bits are all ones (IEEE
+// 754). OR-ing that test over the values is an integer reduction the
+// compiler vectorises: one pass at memory speed, every iteration.
+template <typename Dtype, typename Bits>
+bool AllFiniteBits(const Dtype* values, size_t count, Bits exponent) {
+  static_assert(sizeof(Dtype) == sizeof(Bits), "one integer per value");
+  unsigned any = 0;
+  for (size_t i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, values + i, sizeof(bits));
+    any |= static_cast<unsigned>((bits & exponent) == exponent);
   }
-  return true;
+  return any == 0;
+}
+
+bool AllFinite(const float* values, size_t count) {
+  return AllFiniteBits(values, count, uint32_t(0x7F800000u));
+}
+bool AllFinite(const double* values, size_t count) {
+  return AllFiniteBits(values, count, uint64_t(0x7FF0000000000000ull));
 }
 
 template <typename Dtype>
@@ -79,10 +95,17 @@ void RequireLoss(const Net<Dtype>& net, const std::string& origin) {
 }
 
 template <typename Dtype>
-double GradientSumOfSquares(const Net<Dtype>& net) {
-  double sum = 0;
-  for (const Blob<Dtype>* param : net.learnable_params()) sum += param->sumsq_diff();
-  return sum;
+bool GradientsFinite(const Net<Dtype>& net) {
+  if (Context::mode() == Context::GPU) {
+    // On the device: its sum of squares (no copy to the host).
+    double sum = 0;
+    for (const Blob<Dtype>* param : net.learnable_params()) sum += param->sumsq_diff();
+    return std::isfinite(sum);
+  }
+  for (const Blob<Dtype>* param : net.learnable_params()) {
+    if (!AllFinite(param->cpu_diff(), param->count())) return false;
+  }
+  return true;
 }
 
 template <typename Dtype>
@@ -93,7 +116,7 @@ std::string FirstNonFinite(const Net<Dtype>& net) {
 
 #define CREMA_INSTANTIATE_WATCH(Dtype)                                              \
   template void RequireLoss<Dtype>(const Net<Dtype>&, const std::string&);         \
-  template double GradientSumOfSquares<Dtype>(const Net<Dtype>&);                  \
+  template bool GradientsFinite<Dtype>(const Net<Dtype>&);                         \
   template std::string FirstNonFinite<Dtype>(const Net<Dtype>&);
 CREMA_INSTANTIATE_WATCH(float)
 CREMA_INSTANTIATE_WATCH(double)

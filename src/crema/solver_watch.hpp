@@ -18,10 +18,10 @@ namespace crema {
 template <typename Dtype>
 void RequireLoss(const Net<Dtype>& net, const std::string& origin);
 
-// The sum of squares of every learnable parameter's gradient: finite
-// exactly when every gradient value is.
+// Whether every learnable parameter's gradient value is finite: one pass
+// over the gradients where they are (on a GPU, their sum of squares there).
 template <typename Dtype>
-double GradientSumOfSquares(const Net<Dtype>& net);
+bool GradientsFinite(const Net<Dtype>& net);
 
 // Where the net's values first stop being finite, in words ("" when every
 // output and gradient is finite). Reads every blob: for the error path.
