@@ -152,7 +152,7 @@ TEST_F(SafeWriteTest, Hdf5SolverState) {
 }
 
 // HDF5Output rows: `batches` forwards of `rows` rows of 64 values each,
-// from a layer that lives for the call (or throws out of it).
+// from a layer that lives for the call (or throws out of it), then Finish.
 void WriteHdf5Rows(const std::string& path, int batches, int rows,
                    const std::function<void()>& after_forwards = {}) {
   LayerParameter param;
@@ -168,6 +168,7 @@ void WriteHdf5Rows(const std::string& path, int batches, int rows,
     output.Forward(bottom, top);
   }
   if (after_forwards) after_forwards();
+  output.Finish();
 }
 
 TEST_F(SafeWriteTest, Hdf5Output) {
@@ -188,6 +189,18 @@ TEST_F(SafeWriteTest, Hdf5OutputReplacesTheFileOnlyWhenTheRunEnds) {
   EXPECT_THROW(WriteHdf5Rows(path, 2, 7, [] { CREMA_FAIL("a later layer failed"); }), Error);
   EXPECT_EQ(Contents(path), after);
   EXPECT_EQ(FolderEntries(dir_).size(), 1u) << "a temporary was left behind";
+}
+
+TEST_F(SafeWriteTest, Hdf5OutputChecksItsFolderAtSetUp) {
+  const std::string path = dir_ + "/missing/rows.h5";
+  try {
+    WriteHdf5Rows(path, 1, 2);
+    ADD_FAILURE() << "a missing folder must be refused at set-up";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": the folder '" + dir_ + "/missing' does not exist"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 #ifdef CREMA_ONNX

@@ -381,6 +381,7 @@ int Test() {
       LOG(INFO) << "Batch " << i << ", " << line;
     });
   }
+  net.Finish();
   LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
   means.Report(net, "", crema::LogInfoSink());
   return 0;

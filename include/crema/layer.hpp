@@ -113,6 +113,10 @@ class Layer {
   virtual void AppendResumeState(SolverState* state) const {}
   virtual void RestoreResumeState(const SolverState& state) {}
 
+  // The end of a run: a layer that writes a file over the run (HDF5Output)
+  // writes it now; an error names the file. Layers without one do nothing.
+  virtual void Finish() {}
+
   bool param_propagate_down(int param_id) const {
     return param_propagate_down_.size() > static_cast<size_t>(param_id) &&
            param_propagate_down_[param_id];

@@ -110,6 +110,8 @@ class Net {
   void ToProto(NetParameter* param, bool write_diff = false) const;
   // Writes the parameters to an HDF5 file (Caffe's layout: /data/<layer>/<i>).
   void ToHDF5(const std::string& filename, bool write_diff = false) const;
+  // The end of a run: every layer's Finish (HDF5Output writes its file).
+  void Finish();
 
   const std::string& name() const { return name_; }
   Phase phase() const { return phase_; }

@@ -114,6 +114,8 @@ class Solver {
   // Fails (on_nonfinite: STOP) or warns once (WARN) when the iteration's
   // loss or gradient is not finite, naming the iteration and where it began.
   void WatchForNonFinite(Dtype loss);
+  // The end of the run for every net (Net::Finish: HDF5Output's files).
+  void FinishNets();
   // Multistep: advances current_step_ to the step iter_ has reached.
   void AdvanceLearningRateStep();
   // Runs every test net if the test interval says so (rank 0 only); true

@@ -881,6 +881,11 @@ std::shared_ptr<Layer<Dtype>> Net<Dtype>::layer_by_name(const std::string& layer
   return it == layer_names_index_.end() ? nullptr : layers_[it->second];
 }
 
+template <typename Dtype>
+void Net<Dtype>::Finish() {
+  for (const auto& layer : layers_) layer->Finish();
+}
+
 INSTANTIATE_CLASS(Net);
 
 }  // namespace crema

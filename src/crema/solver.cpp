@@ -317,6 +317,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   if (requested_early_exit_) {
     // Stopped by a signal: keep the work, then leave.
     Snapshot();
+    FinishNets();
     LOG(INFO) << "Optimization stopped early.";
     return;
   }
@@ -329,7 +330,14 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
     reporter_.Finished(iter_, loss);
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
+  FinishNets();
   LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::FinishNets() {
+  net_->Finish();
+  for (const auto& test_net : test_nets_) test_net->Finish();
 }
 
 template <typename Dtype>
@@ -368,17 +376,11 @@ template <typename Dtype>
 void Solver<Dtype>::RequireSnapshotFolder() const {
   if (param_.snapshot() <= 0 && !param_.snapshot_after_train()) return;
   const std::string prefix = param_.snapshot_prefix();
-  const size_t slash = prefix.rfind('/');
-  const std::string folder =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : prefix.substr(0, slash));
-  struct stat info;
-  CREMA_REQUIRE(::stat(folder.c_str(), &info) == 0 && S_ISDIR(info.st_mode),
-                "solver: snapshot_prefix '" << prefix << "': the folder '" << folder
-                                            << "' does not exist; create it before training");
-  CREMA_REQUIRE(::access(folder.c_str(), W_OK) == 0, "solver: snapshot_prefix '"
-                                                         << prefix << "': the folder '" << folder
-                                                         << "' is not writable ("
-                                                         << std::strerror(errno) << ")");
+  const std::string problem = FolderProblem(prefix);
+  CREMA_REQUIRE(problem.empty(), "solver: snapshot_prefix '" << prefix << "': " << problem
+                                     << (problem.find("does not exist") != std::string::npos
+                                             ? "; create it before training"
+                                             : ""));
 }
 
 template <typename Dtype>

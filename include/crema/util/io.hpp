@@ -36,6 +36,12 @@ void PublishTemporaryFile(const std::string& temporary, const std::string& filen
 
 bool FileExists(const std::string& filename);
 
+// Why a file could not be written at `path` as far as its folder tells:
+// "the folder 'F' does not exist" or "the folder 'F' is not writable
+// (reason)"; "" when the folder is there and writable. For checks made
+// before the work whose result the file holds.
+std::string FolderProblem(const std::string& path);
+
 // A limit a user may raise: the positive whole number in the environment
 // variable `name`, else `fallback`; any other value there is a user error
 // naming the variable.

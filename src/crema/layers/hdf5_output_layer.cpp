@@ -1,10 +1,7 @@
 #include "crema/layers/hdf5_output_layer.hpp"
 
 #include <hdf5.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <exception>
 #include <type_traits>
 
@@ -18,16 +15,15 @@ HDF5OutputLayer<Dtype>::~HDF5OutputLayer() {
   if (file_id_ < 0) return;
   if (std::uncaught_exceptions() > 0) {
     // Destroyed by a failing run: its rows are not a whole pass.
-    H5Fclose(static_cast<hid_t>(file_id_));
-    ::unlink(temporary_.c_str());
     LOG(WARNING) << file_name_ << ": not written (the run failed); the file as it was is left "
                                   "unchanged";
+    Close();
     return;
   }
   try {
-    Publish();
+    Finish();
   } catch (const Error& error) {
-    LOG(ERROR) << error.what();  // a destructor cannot fail: the temporary is gone
+    LOG(ERROR) << error.what();  // a destructor cannot fail
   }
 }
 
@@ -36,33 +32,33 @@ void HDF5OutputLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
   file_name_ = this->layer_param_.hdf5_output_param().file_name();
   CREMA_LAYER_REQUIRE(!file_name_.empty(), "hdf5_output_param.file_name is not set");
-  QuietHdf5Diagnostics();
-  temporary_ = TemporaryFileFor(file_name_);
-  errno = 0;
-  file_id_ = H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file_id_ < 0) Fail("creating " + temporary_, errno);
+  const std::string problem = FolderProblem(file_name_);
+  CREMA_LAYER_REQUIRE(problem.empty(), file_name_ << ": " << problem);
+  Close();
+  file_id_ = CreateInMemoryHdf5(file_name_);
+  finished_ = false;
+  rows_ = 0;
 }
 
 template <typename Dtype>
-void HDF5OutputLayer<Dtype>::Fail(const std::string& step, int error) {
+void HDF5OutputLayer<Dtype>::Close() {
   if (file_id_ >= 0) H5Fclose(static_cast<hid_t>(file_id_));
   file_id_ = -1;
-  ::unlink(temporary_.c_str());
-  CREMA_FAIL("layer '" << this->layer_param_.name() << "' (HDF5Output): " << file_name_
-                       << ": cannot write the file (" << step << ": "
-                       << (error ? std::strerror(error) : "libhdf5 failed")
-                       << "); the file as it was is left unchanged");
 }
 
 template <typename Dtype>
-void HDF5OutputLayer<Dtype>::Publish() {
-  CREMA_LAYER_REQUIRE(file_id_ >= 0, file_name_ << ": the file was already finished or failed");
-  errno = 0;
-  const herr_t closed = H5Fclose(static_cast<hid_t>(file_id_));
-  file_id_ = -1;
-  if (closed < 0) Fail("close", errno);
-  PublishTemporaryFile(temporary_, file_name_);
-  published_ = true;
+void HDF5OutputLayer<Dtype>::Finish() {
+  if (file_id_ < 0) return;  // finished already, or never set up
+  std::string image;
+  try {
+    image = InMemoryHdf5Bytes(static_cast<hid_t>(file_id_), file_name_);
+  } catch (const Error&) {
+    Close();
+    throw;
+  }
+  Close();
+  finished_ = true;
+  WriteFileAtomically(file_name_, image);
 }
 
 // Creates the dataset on first use with an unlimited first axis, then grows
@@ -115,12 +111,13 @@ void HDF5OutputLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom
                       "data has " << bottom[0]->shape(0) << " rows, label "
                                   << bottom[1]->shape(0));
   CREMA_LAYER_REQUIRE(file_id_ >= 0, file_name_ << ": "
-                                                << (published_ ? "the file was already finished"
-                                                               : "an earlier write failed"));
-  errno = 0;
-  if (!Append("data", *bottom[0]) || !Append("label", *bottom[1])) Fail("write", errno);
-  // Flushed each batch: a full disk shows here, at the batch that meets it.
-  if (H5Fflush(static_cast<hid_t>(file_id_), H5F_SCOPE_GLOBAL) < 0) Fail("flush", errno);
+                                                << (finished_ ? "the file was already written"
+                                                              : "an earlier write failed"));
+  if (!Append("data", *bottom[0]) || !Append("label", *bottom[1])) {
+    Close();
+    CREMA_LAYER_REQUIRE(false, file_name_ << ": cannot add rows to the HDF5 file in memory (out "
+                                             "of memory?)");
+  }
   rows_ += bottom[0]->shape(0);
 }
 

@@ -2,12 +2,12 @@
 // HDF5 file (hdf5_output_param.file_name), appending each forward's batch as
 // new rows, so a whole test pass ends up in one file.
 //
-// The rows go to a temporary beside the file, each batch written, flushed
-// and checked; the temporary becomes the file (fsync, rename) when the layer
-// is destroyed (the net with it, at the end of the run), unless it is
-// destroyed by an error unwinding the run. Until then, and after any
-// failure, the file as it was stays untouched; a failed write is an error
-// naming the file and the system's reason, and removes the temporary.
+// The rows are held in an HDF5 file in memory (as large as the file will
+// be) and written by the safe-write rule when the run ends (Finish, which
+// the tools call; else the destructor, which can only log a failure): a full
+// disk is an error naming the file and the reason, and the file as it was
+// stays untouched, as it does when the run fails or is killed. The folder is
+// checked at set-up.
 #ifndef CREMA_LAYERS_HDF5_OUTPUT_LAYER_HPP_
 #define CREMA_LAYERS_HDF5_OUTPUT_LAYER_HPP_
 
@@ -33,9 +33,8 @@ class HDF5OutputLayer : public Layer<Dtype> {
 
   // Rows written so far.
   int rows_written() const { return rows_; }
-  // Makes the rows written so far the file (the destructor does it too);
-  // an error names the file. Later forwards are errors.
-  void Publish();
+  // Writes the file; later forwards are errors.
+  void Finish() override;
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -46,12 +45,10 @@ class HDF5OutputLayer : public Layer<Dtype> {
  private:
   // Returns false where libhdf5 failed.
   bool Append(const char* name, const Blob<Dtype>& blob);
-  // Closes and removes the temporary, then fails naming the file, `step` and
-  // the system's reason (errno as libhdf5 left it).
-  [[noreturn]] void Fail(const std::string& step, int error);
-  std::string file_name_, temporary_;
+  void Close();
+  std::string file_name_;
   long file_id_ = -1;
-  bool published_ = false;
+  bool finished_ = false;
   int rows_ = 0;
 };
 

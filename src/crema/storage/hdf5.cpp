@@ -41,24 +41,9 @@ class Handle {
 // libhdf5 never writes to the disk, and a full disk is one checked write
 // there, not a failure inside libhdf5 that leaves it half-closed.
 std::string Hdf5Image(const std::string& filename, const std::function<void(hid_t file)>& fill) {
-  static std::atomic<int> images{0};
-  // A name of its own: libhdf5 refuses a second open file of the same name.
-  const std::string name =
-      filename + ".in-memory-" + std::to_string(getpid()) + "-" + std::to_string(++images);
-  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  CREMA_REQUIRE(access.ok() && H5Pset_fapl_core(access.get(), 1 << 20, 0) >= 0,
-                filename << ": cannot set up an HDF5 file in memory");
-  Handle file(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose);
-  CREMA_REQUIRE(file.ok(), filename << ": cannot create an HDF5 file in memory");
+  Handle file(CreateInMemoryHdf5(filename), H5Fclose);
   fill(file.get());
-  CREMA_REQUIRE(H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0,
-                filename << ": cannot complete the HDF5 file in memory");
-  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-  CREMA_REQUIRE(size > 0, filename << ": cannot read the HDF5 file back from memory");
-  std::string image(static_cast<size_t>(size), '\0');
-  CREMA_REQUIRE(H5Fget_file_image(file.get(), image.data(), image.size()) == size,
-                filename << ": cannot read the HDF5 file back from memory");
-  return image;
+  return InMemoryHdf5Bytes(file.get(), filename);
 }
 
 template <typename Dtype>
@@ -120,6 +105,31 @@ herr_t PrintAtVerboseLevel(hid_t stack, void* /*unused*/) {
   return 0;
 }
 }  // namespace
+
+hid_t CreateInMemoryHdf5(const std::string& filename) {
+  static std::atomic<int> images{0};
+  QuietHdf5Diagnostics();
+  // A name of its own: libhdf5 refuses a second open file of the same name.
+  const std::string name =
+      filename + ".in-memory-" + std::to_string(getpid()) + "-" + std::to_string(++images);
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  CREMA_REQUIRE(access.ok() && H5Pset_fapl_core(access.get(), 1 << 20, 0) >= 0,
+                filename << ": cannot set up an HDF5 file in memory");
+  const hid_t file = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  CREMA_REQUIRE(file >= 0, filename << ": cannot create an HDF5 file in memory");
+  return file;
+}
+
+std::string InMemoryHdf5Bytes(hid_t file, const std::string& filename) {
+  CREMA_REQUIRE(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0,
+                filename << ": cannot complete the HDF5 file in memory");
+  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+  CREMA_REQUIRE(size > 0, filename << ": cannot read the HDF5 file back from memory");
+  std::string image(static_cast<size_t>(size), '\0');
+  CREMA_REQUIRE(H5Fget_file_image(file, image.data(), image.size()) == size,
+                filename << ": cannot read the HDF5 file back from memory");
+  return image;
+}
 
 void QuietHdf5Diagnostics() {
   // The setting may be per thread (a thread-safe libhdf5): set in each.

@@ -4,6 +4,8 @@
 #ifndef CREMA_STORAGE_HDF5_HPP_
 #define CREMA_STORAGE_HDF5_HPP_
 
+#include <hdf5.h>
+
 #include <map>
 #include <string>
 #include <utility>
@@ -55,6 +57,14 @@ void ReadSolverStateFromHDF5(const std::string& filename, SolverState* state);
 // the failure itself, so the stack is printed only at verbose level 1
 // (GLOG_v=1). Call before using libhdf5 on a thread.
 void QuietHdf5Diagnostics();
+
+// An HDF5 file in memory (the core driver, no backing file), for a writer
+// that builds its file in steps (HDF5Output), and its bytes once complete:
+// libhdf5 never writes to the disk, whose failures (a full disk) it does not
+// survive cleanly; the bytes go to WriteFileAtomically. `filename` names the
+// file in errors. The caller closes the handle (H5Fclose).
+hid_t CreateInMemoryHdf5(const std::string& filename);
+std::string InMemoryHdf5Bytes(hid_t file, const std::string& filename);
 
 }  // namespace crema
 

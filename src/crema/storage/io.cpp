@@ -119,6 +119,20 @@ uint64_t LimitFromEnvironment(const char* name, uint64_t fallback) {
   return value;
 }
 
+std::string FolderProblem(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string folder =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat info;
+  if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return "the folder '" + folder + "' does not exist";
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    return "the folder '" + folder + "' is not writable (" + std::strerror(errno) + ")";
+  }
+  return "";
+}
+
 bool FileExists(const std::string& filename) {
   struct stat info;
   return ::stat(filename.c_str(), &info) == 0;
