@@ -21,31 +21,10 @@
 #include <map>
 #include <vector>
 
+#include "crema/detection/boxes.hpp"
 #include "crema/layer.hpp"
 
 namespace crema {
-namespace ssd {
-
-// A box by its corners, in coordinates normalised by the image size.
-struct DetectionBox {
-  float xmin = 0, ymin = 0, xmax = 0, ymax = 0;
-};
-
-// The area of box (0 when it is inverted), without SSD's +1 for pixels.
-float DetectionBoxArea(const DetectionBox& box);
-// Intersection over union of two normalised boxes (0 when they are disjoint).
-float JaccardOverlap(const DetectionBox& a, const DetectionBox& b);
-// Box `offsets` decoded from prior with its four variances, by code_type.
-DetectionBox DecodeBox(const DetectionBox& prior, const float* variance,
-                       const DetectionBox& offsets, PriorBoxParameter::CodeType code_type,
-                       bool variance_encoded_in_target);
-// The indices of the boxes greedy NMS keeps among those scoring above
-// score_threshold (the top_k best when top_k > -1), by descending score.
-std::vector<int> ApplyNms(const std::vector<DetectionBox>& boxes, const std::vector<float>& scores,
-                          float score_threshold, float nms_threshold, float eta, int top_k);
-
-}  // namespace ssd
-
 template <typename Dtype>
 class DetectionOutputLayer : public Layer<Dtype> {
  public:

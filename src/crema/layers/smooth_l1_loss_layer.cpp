@@ -1,0 +1,80 @@
+#include "crema/layers/smooth_l1_loss_layer.hpp"
+
+#include <cmath>
+
+namespace crema {
+
+template <typename Dtype>
+void SmoothL1LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                          const std::vector<Blob<Dtype>*>& top) {
+  LossLayer<Dtype>::LayerSetUp(bottom, top);
+  const float sigma = this->layer_param_.smooth_l1_loss_param().sigma();
+  CREMA_LAYER_REQUIRE(std::isfinite(sigma) && sigma > 0,
+                      "smooth_l1_loss_param.sigma is " << sigma << "; it must be positive");
+  sigma2_ = Dtype(sigma) * Dtype(sigma);
+}
+
+template <typename Dtype>
+void SmoothL1LossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
+                                       const std::vector<Blob<Dtype>*>& top) {
+  LossLayer<Dtype>::Reshape(bottom, top);
+  for (size_t i = 1; i < bottom.size(); ++i) {
+    CREMA_LAYER_REQUIRE(bottom[i]->count() == bottom[0]->count(),
+                        "bottom " << i << " has shape " << bottom[i]->shape_string()
+                                  << ", bottom 0 " << bottom[0]->shape_string()
+                                  << "; each must hold as many values");
+  }
+  slope_.ReshapeLike(*bottom[0]);
+  errors_.ReshapeLike(*bottom[0]);
+  if (ones_.count() != bottom[0]->count()) {
+    ones_.ReshapeLike(*bottom[0]);
+    cpu_set(ones_.count(), Dtype(1), ones_.mutable_cpu_data());
+  }
+}
+
+template <typename Dtype>
+void SmoothL1LossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                                           const std::vector<Blob<Dtype>*>& top) {
+  const int count = bottom[0]->count();
+  const Dtype* a = bottom[0]->cpu_data();
+  const Dtype* b = bottom[1]->cpu_data();
+  const Dtype* w_in = inside(bottom) ? inside(bottom)->cpu_data() : nullptr;
+  const Dtype* w_out = outside(bottom) ? outside(bottom)->cpu_data() : nullptr;
+  Dtype* slope = slope_.mutable_cpu_data();
+  const Dtype knee = 1 / sigma2_;
+  double loss = 0;
+  for (int i = 0; i < count; ++i) {
+    const Dtype in = w_in ? w_in[i] : Dtype(1), out = w_out ? w_out[i] : Dtype(1);
+    const Dtype x = in * (a[i] - b[i]);
+    const bool quadratic = std::abs(x) < knee;
+    loss += out * (quadratic ? Dtype(0.5) * sigma2_ * x * x : std::abs(x) - Dtype(0.5) * knee);
+    const Dtype f_prime = quadratic ? sigma2_ * x : (x > 0 ? Dtype(1) : (x < 0 ? Dtype(-1) : 0));
+    slope[i] = out * f_prime * in;
+  }
+  top[0]->mutable_cpu_data()[0] = Dtype(loss / bottom[0]->shape(0));
+}
+
+// d loss / d a = slope / N, d loss / d b = -slope / N, times the top's gradient.
+template <typename Dtype>
+void SmoothL1LossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
+                                            const std::vector<bool>& propagate_down,
+                                            const std::vector<Blob<Dtype>*>& bottom) {
+  CREMA_LAYER_REQUIRE(bottom.size() < 3 || !propagate_down[2],
+                      "cannot backpropagate to the weights (bottom 2)");
+  CREMA_LAYER_REQUIRE(bottom.size() < 4 || !propagate_down[3],
+                      "cannot backpropagate to the weights (bottom 3)");
+  for (int i = 0; i < 2; ++i) {
+    if (!propagate_down[i]) continue;
+    const Dtype scale = (i == 0 ? 1 : -1) * top[0]->cpu_diff()[0] / bottom[0]->shape(0);
+    cpu_scale(bottom[i]->count(), scale, slope_.cpu_data(), bottom[i]->mutable_cpu_diff());
+  }
+}
+
+#ifdef CPU_ONLY
+STUB_GPU(SmoothL1LossLayer);
+#endif
+
+INSTANTIATE_CLASS(SmoothL1LossLayer);
+REGISTER_LAYER_CLASS(SmoothL1Loss);
+
+}  // namespace crema

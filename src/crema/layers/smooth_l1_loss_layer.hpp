@@ -1,0 +1,61 @@
+// SmoothL1Loss, as the detection forks define it (py-faster-rcnn's, with
+// sigma; SSD's, with one weights blob): for x = w_in * (a - b),
+//   f(x) = 0.5 * sigma^2 * x^2      where |x| < 1 / sigma^2
+//        = |x| - 0.5 / sigma^2      elsewhere,
+// loss = sum(w_out * f(x)) / N, N the items along axis 0.
+// Bottoms: prediction a, target b, then either nothing (weights 1), one
+// blob w_in (SSD's form, w_out = 1), or w_in and w_out (py-faster-rcnn's),
+// each the size of a. a and b get gradients; the weights do not.
+#ifndef CREMA_LAYERS_SMOOTH_L1_LOSS_LAYER_HPP_
+#define CREMA_LAYERS_SMOOTH_L1_LOSS_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/layers/loss_layer.hpp"
+
+namespace crema {
+
+template <typename Dtype>
+class SmoothL1LossLayer : public LossLayer<Dtype> {
+ public:
+  explicit SmoothL1LossLayer(const LayerParameter& param) : LossLayer<Dtype>(param) {}
+  void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                  const std::vector<Blob<Dtype>*>& top) override;
+  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
+               const std::vector<Blob<Dtype>*>& top) override;
+  const char* type() const override { return "SmoothL1Loss"; }
+  int ExactNumBottomBlobs() const override { return -1; }
+  int MinBottomBlobs() const override { return 2; }
+  int MaxBottomBlobs() const override { return 4; }
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index < 2; }
+
+ protected:
+  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
+                   const std::vector<Blob<Dtype>*>& top) override;
+  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+  void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
+                    const std::vector<Blob<Dtype>*>& bottom) override;
+
+  // The weights, null where the bottom is absent.
+  const Blob<Dtype>* inside(const std::vector<Blob<Dtype>*>& bottom) const {
+    return bottom.size() > 2 ? bottom[2] : nullptr;
+  }
+  const Blob<Dtype>* outside(const std::vector<Blob<Dtype>*>& bottom) const {
+    return bottom.size() > 3 ? bottom[3] : nullptr;
+  }
+
+  Dtype sigma2_ = 1;
+  // Forward keeps d loss / d a per value, before the 1 / N and the top's
+  // gradient: w_out * f'(x) * w_in.
+  Blob<Dtype> slope_;
+  // w_out * f(x) per value, and ones to sum them on the device.
+  Blob<Dtype> errors_;
+  Blob<Dtype> ones_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_LAYERS_SMOOTH_L1_LOSS_LAYER_HPP_
