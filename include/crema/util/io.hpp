@@ -18,6 +18,9 @@ void ReadProtoFromBinaryFile(const std::string& filename, google::protobuf::Mess
 // The largest prototxt or solver text read or parsed: 64 MiB, or
 // CREMA_MAX_TEXT_FILE_BYTES from the environment.
 size_t MaxTextFileBytes();
+// A text file (XML annotations, lists) read whole under the same rules as a
+// prototxt: a regular file of at most MaxTextFileBytes().
+std::string ReadTextFile(const std::string& filename);
 // Parses prototxt held in a string; `origin` names it in error messages.
 void ReadProtoFromString(const std::string& text, const std::string& origin,
                          google::protobuf::Message* proto);

@@ -119,6 +119,8 @@ uint64_t LimitFromEnvironment(const char* name, uint64_t fallback) {
   return value;
 }
 
+std::string ReadTextFile(const std::string& filename) { return ReadWholeFile(filename); }
+
 std::string FolderProblem(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string folder =

@@ -20,6 +20,7 @@
 
 #ifdef CREMA_OPENCV
 #include "crema/proto/crema.pb.h"
+#include "crema/detection/annotations.hpp"
 #include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/image_io.hpp"
@@ -88,6 +89,30 @@ std::vector<ImageListEntry> ReadImageList(const std::string& list_file) {
   return entries;
 }
 
+std::vector<ImageListEntry> ReadAnnotatedList(const std::string& list_file) {
+  std::ifstream file(list_file);
+  CREMA_REQUIRE(file.good(), list_file << ": cannot open the image list");
+  std::vector<ImageListEntry> entries;
+  std::string text;
+  for (int line = 1; std::getline(file, text); ++line) {
+    text = WithoutTrailingBlanks(text);
+    if (text.empty()) continue;
+    const size_t split = text.find_last_of(kListBlanks);
+    CREMA_REQUIRE(split != std::string::npos,
+                  list_file << ":" << line << ": '" << text
+                            << "' has no annotation file (a line is 'image annotation')");
+    ImageListEntry entry;
+    entry.path = WithoutTrailingBlanks(text.substr(0, split));
+    entry.annotation = text.substr(split + 1);
+    entry.line = line;
+    CREMA_REQUIRE(!entry.path.empty(), list_file << ":" << line << ": no image path before '"
+                                                 << entry.annotation << "'");
+    entries.push_back(entry);
+  }
+  CREMA_REQUIRE(!file.bad(), list_file << ": read error");
+  return entries;
+}
+
 void ShuffleImageList(std::vector<ImageListEntry>* entries, unsigned seed) {
   std::mt19937 generator(seed);
   for (size_t i = entries->size(); i > 1; --i) {  // Fisher-Yates
@@ -120,6 +145,33 @@ struct ConvertedImage {
   int channels = 0, height = 0, width = 0;
 };
 
+// The image's Datum with its annotation's boxes. The boxes are normalised by
+// the size the XML gives (the fork's rule, which holds through a resize);
+// an XML without a size takes the image's, unresized.
+void SerializeAnnotated(const std::string& root_folder, const ImageListEntry& entry,
+                        const ConvertImagesetOptions& options, const Datum& datum,
+                        std::string* value) {
+  const std::string file = root_folder + entry.annotation;
+  ssd::VocAnnotation annotation = ssd::ReadVocAnnotation(file, options.labels);
+  const bool resized = options.resize_height > 0;
+  if (annotation.width == 0 || annotation.height == 0) {
+    CREMA_REQUIRE(!resized, file << ": no <size>, and the image is resized: the boxes cannot "
+                                    "be normalised");
+    annotation.width = datum.width();
+    annotation.height = datum.height();
+  }
+  CREMA_REQUIRE(resized || (annotation.width == datum.width() &&
+                            annotation.height == datum.height()),
+                file << ": <size> says " << annotation.width << " x " << annotation.height
+                     << ", the image '" << entry.path << "' is " << datum.width() << " x "
+                     << datum.height());
+  AnnotatedDatum annotated;
+  *annotated.mutable_datum() = datum;
+  annotated.mutable_datum()->set_label(-1);
+  ssd::SetAnnotations(annotation, annotation.width, annotation.height, &annotated);
+  CREMA_REQUIRE(annotated.SerializeToString(value), "cannot serialize the record");
+}
+
 ConvertedImage ConvertOneImage(const std::string& root_folder, const ImageListEntry& entry,
                                const ConvertImagesetOptions& options) {
   ConvertedImage converted;
@@ -131,7 +183,11 @@ ConvertedImage ConvertOneImage(const std::string& root_folder, const ImageListEn
     converted.channels = datum.channels();
     converted.height = datum.height();
     converted.width = datum.width();
-    CREMA_REQUIRE(datum.SerializeToString(&converted.value), "cannot serialize the record");
+    if (entry.annotation.empty()) {
+      CREMA_REQUIRE(datum.SerializeToString(&converted.value), "cannot serialize the record");
+    } else {
+      SerializeAnnotated(root_folder, entry, options, datum, &converted.value);
+    }
   } catch (const Error& error) {
     converted.error = error.what();
   }
@@ -194,10 +250,10 @@ void LogConversionProgress(int done, int total, double seconds) {
             << FormatSeconds(rate > 0 ? (total - done) / rate : 0) << ").";
 }
 
-}  // namespace
-
-int ConvertImageset(const std::string& root_folder, const std::string& list_file,
-                    const std::string& db_path, const ConvertImagesetOptions& options) {
+// The entries of a list into a new database (both tools' common part).
+int ConvertEntries(const std::string& root_folder, const std::string& list_file,
+                   std::vector<ImageListEntry> entries, const std::string& db_path,
+                   const ConvertImagesetOptions& options) {
   std::string final_path = db_path;
   while (final_path.size() > 1 && final_path.back() == '/') final_path.pop_back();
   auto db = db::GetDB(options.backend);  // an unknown backend fails before any work
@@ -209,7 +265,6 @@ int ConvertImageset(const std::string& root_folder, const std::string& list_file
                                    << options.resize_width
                                    << ": give both (positive) to resize, or neither");
   PartialDatabase partial(final_path);
-  std::vector<ImageListEntry> entries = ReadImageList(list_file);
   CREMA_REQUIRE(!entries.empty(), list_file << ": lists no images");
   if (options.shuffle) {
     LOG(INFO) << "Shuffling data";
@@ -246,6 +301,19 @@ int ConvertImageset(const std::string& root_folder, const std::string& list_file
   db->Close();
   partial.Publish();
   return total;
+}
+
+}  // namespace
+
+int ConvertImageset(const std::string& root_folder, const std::string& list_file,
+                    const std::string& db_path, const ConvertImagesetOptions& options) {
+  return ConvertEntries(root_folder, list_file, ReadImageList(list_file), db_path, options);
+}
+
+int ConvertAnnoset(const std::string& root_folder, const std::string& list_file,
+                   const std::string& db_path, const ConvertImagesetOptions& options) {
+  CREMA_REQUIRE(!options.labels.empty(), "convert_annoset: give the label map (--label_map_file)");
+  return ConvertEntries(root_folder, list_file, ReadAnnotatedList(list_file), db_path, options);
 }
 
 #endif  // CREMA_OPENCV

@@ -6,6 +6,7 @@
 #ifndef CREMA_TOOLS_CONVERT_IMAGESET_HPP_
 #define CREMA_TOOLS_CONVERT_IMAGESET_HPP_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ImageListEntry {
   std::string path;
   int label = 0;
   int line = 0;  // 1-based line in the list file, for messages
+  // An annotated list's second column (convert_annoset): the annotation
+  // file, relative to the root folder as the image is.
+  std::string annotation;
 };
 
 // Reads a list file. Blank lines are skipped; a line without a label, or
@@ -40,7 +44,13 @@ struct ConvertImagesetOptions {
   // "" keeps each file's own format; "png", "jpg", ... re-encode (implies
   // encoded, as in Caffe).
   std::string encode_type;
+  // convert_annoset: class name to label; the records are AnnotatedDatums.
+  std::map<std::string, int> labels;
 };
+
+// Reads an annotated list (SSD's convert_annoset): "image annotation" per
+// line, paths relative to the root folder, split at the last blank.
+std::vector<ImageListEntry> ReadAnnotatedList(const std::string& list_file);
 
 #ifdef CREMA_OPENCV
 // Converts the images of `list_file`, relative to `root_folder` (joined as
@@ -52,6 +62,16 @@ struct ConvertImagesetOptions {
 // Returns the number of images written.
 int ConvertImageset(const std::string& root_folder, const std::string& list_file,
                     const std::string& db_path, const ConvertImagesetOptions& options);
+
+// SSD's convert_annoset for detection: the images of an annotated list, each
+// with its Pascal VOC XML boxes, into AnnotatedDatum records (the fork's
+// layout: boxes normalised by the <size> the XML gives, grouped by label),
+// keys and options as ConvertImageset's; options.labels from the label map.
+// An object of a class the map lacks, a box out of order or outside its
+// image, and an XML size that differs from the image's are errors naming
+// the list line and the file. Returns the number of images written.
+int ConvertAnnoset(const std::string& root_folder, const std::string& list_file,
+                   const std::string& db_path, const ConvertImagesetOptions& options);
 #endif  // CREMA_OPENCV
 
 }  // namespace crema
