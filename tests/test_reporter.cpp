@@ -177,5 +177,33 @@ TEST_F(ReporterTest, OutputMeansAveragesOverBatches) {
       << Printed();
 }
 
+// A DetectionEvaluate output is summed over batches and scored as mAP,
+// never averaged: a hit, then (next batch) a miss at the same score, of two
+// ground truths: precision 1 then 1/2, recall stopping at 1/2.
+TEST(OutputMeansTest, DetectionEvaluationIsScoredAsMeanAveragePrecision) {
+  Net<float> net(ParseNet(
+      "name: 'eval' state { phase: TEST }"
+      "layer { name: 'input' type: 'Input' top: 'det' top: 'gt'"
+      "  input_param { shape { dim: 1 dim: 1 dim: 1 dim: 7 } shape { dim: 1 dim: 1 dim: 1 dim: 8 } } }"
+      "layer { name: 'eval' type: 'DetectionEvaluate' bottom: 'det' bottom: 'gt' top: 'detection_eval'"
+      "  detection_evaluate_param { num_classes: 2 } }"));
+  OutputMeans<float> means({"Integral", "11point"}, true);
+  const float truth[8] = {0, 1, 0, 0.1f, 0.1f, 0.4f, 0.4f, 0};
+  const float hit[7] = {0, 1, 0.9f, 0.1f, 0.1f, 0.4f, 0.4f};
+  const float miss[7] = {0, 1, 0.9f, 0.6f, 0.6f, 0.9f, 0.9f};
+  for (const float* detection : {hit, miss}) {
+    std::copy(detection, detection + 7, net.blob_by_name("det")->mutable_cpu_data());
+    std::copy(truth, truth + 8, net.blob_by_name("gt")->mutable_cpu_data());
+    net.Forward();
+    means.Add(net);
+  }
+  std::vector<std::string> lines;
+  means.Report(net, "Test net output", [&](const std::string& line) { lines.push_back(line); });
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "    Test net output: detection_eval = 0.5 (mAP, Integral)");
+  EXPECT_EQ(lines[1], "        class 1: AP 0.5 (Integral)");
+  EXPECT_EQ(lines[2], "    Test net output: detection_eval = 0.545455 (mAP, 11point)");
+}
+
 }  // namespace
 }  // namespace crema

@@ -370,7 +370,9 @@ int Test() {
   crema::Net<float> net(FLAGS_model, crema::TEST, FLAGS_level, &stages);
   for (const std::string& file : SplitList(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
-  crema::OutputMeans<float> means;
+  // A detection net's DetectionEvaluate rows are scored as mAP, per class,
+  // by VOC2007's 11 points and by the area under the curve (both ways).
+  crema::OutputMeans<float> means({"11point", "MaxIntegral", "Integral"}, true);
   float loss = 0;
   for (int i = 0; i < FLAGS_iterations; ++i) {
     float iter_loss;

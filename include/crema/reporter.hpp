@@ -10,6 +10,7 @@
 #define CREMA_REPORTER_HPP_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,8 +86,15 @@ class TrainingReporter {
 
 // Sums a net's outputs over batches; prints their means.
 template <typename Dtype>
+// A DetectionEvaluate output (rows of judged detections, as many as the
+// batch gave) is not averaged: its rows are summed into per-class tallies
+// and reported as mean average precision, under each of `ap_versions`
+// (11point, MaxIntegral, Integral), with each class's AP when per_class.
 class OutputMeans {
  public:
+  explicit OutputMeans(std::vector<std::string> ap_versions = {"Integral"},
+                       bool per_class = false)
+      : ap_versions_(std::move(ap_versions)), per_class_(per_class) {}
   void Add(const Net<Dtype>& net);
   int batches() const { return batches_; }
   std::vector<Dtype> Means() const;
@@ -95,6 +103,10 @@ class OutputMeans {
  private:
   std::vector<Dtype> sums_;
   int batches_ = 0;
+  const std::vector<std::string> ap_versions_;
+  const bool per_class_;
+  // By output blob id: every DetectionEvaluate row seen (5 values each).
+  std::map<int, std::vector<float>> detection_rows_;
 };
 
 }  // namespace crema

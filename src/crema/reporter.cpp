@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "crema/detection/average_precision.hpp"
+
 namespace crema {
 
 Clock SteadyClock() {
@@ -18,12 +20,29 @@ LineSink LogInfoSink() {
   return [](const std::string& line) { LOG(INFO) << line; };
 }
 
+namespace {
+
+// Whether output blob `blob_id` is a DetectionEvaluate layer's top: rows
+// whose number varies with the batch, summed and scored, never averaged.
+template <typename Dtype>
+bool IsDetectionEvaluation(const Net<Dtype>& net, int blob_id) {
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    if (std::string(net.layers()[i]->type()) != "DetectionEvaluate") continue;
+    const std::vector<int>& tops = net.top_id_vecs()[i];
+    if (std::find(tops.begin(), tops.end(), blob_id) != tops.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 template <typename Dtype>
 void ReportOutputs(const Net<Dtype>& net, const std::vector<Dtype>& values,
                    const std::string& label, const LineSink& sink) {
   size_t index = 0;
   for (size_t j = 0; j < net.output_blobs().size(); ++j) {
     const int blob_id = net.output_blob_indices()[j];
+    if (IsDetectionEvaluation(net, blob_id)) continue;
     const std::string& name = net.blob_names()[blob_id];
     const Dtype weight = net.blob_loss_weights()[blob_id];
     for (int k = 0; k < net.output_blobs()[j]->count() && index < values.size(); ++k, ++index) {
@@ -39,7 +58,9 @@ void ReportOutputs(const Net<Dtype>& net, const std::vector<Dtype>& values,
 template <typename Dtype>
 std::vector<Dtype> OutputValues(const Net<Dtype>& net) {
   std::vector<Dtype> values;
-  for (const Blob<Dtype>* blob : net.output_blobs()) {
+  for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+    if (IsDetectionEvaluation(net, net.output_blob_indices()[j])) continue;
+    const Blob<Dtype>* blob = net.output_blobs()[j];
     const Dtype* data = blob->cpu_data();
     values.insert(values.end(), data, data + blob->count());
   }
@@ -132,6 +153,13 @@ void OutputMeans<Dtype>::Add(const Net<Dtype>& net) {
   const std::vector<Dtype> values = OutputValues(net);
   if (sums_.size() < values.size()) sums_.resize(values.size(), Dtype(0));
   for (size_t i = 0; i < values.size(); ++i) sums_[i] += values[i];
+  for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+    const int blob_id = net.output_blob_indices()[j];
+    if (!IsDetectionEvaluation(net, blob_id)) continue;
+    const Blob<Dtype>& rows = *net.output_blobs()[j];
+    std::vector<float>& kept = detection_rows_[blob_id];
+    kept.insert(kept.end(), rows.cpu_data(), rows.cpu_data() + rows.count());
+  }
   ++batches_;
 }
 
@@ -146,6 +174,25 @@ template <typename Dtype>
 void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
                                 const LineSink& sink) const {
   ReportOutputs(net, Means(), label, sink);
+  for (const auto& [blob_id, rows] : detection_rows_) {
+    std::map<int, ssd::ClassTally> tallies;
+    ssd::AddEvaluationRows(rows.data(), static_cast<int>(rows.size() / 5), &tallies);
+    const std::string& name = net.blob_names()[blob_id];
+    for (const std::string& version : ap_versions_) {
+      std::map<int, double> per_class;
+      const double map = ssd::MeanAveragePrecision(tallies, version, &per_class);
+      std::ostringstream line;
+      if (!label.empty()) line << "    " << label << ": ";
+      line << name << " = " << map << " (mAP, " << version << ")";
+      sink(line.str());
+      for (const auto& [class_label, ap] : per_class) {
+        if (!per_class_) break;
+        std::ostringstream class_line;
+        class_line << "        class " << class_label << ": AP " << ap << " (" << version << ")";
+        sink(class_line.str());
+      }
+    }
+  }
 }
 
 #define INSTANTIATE_REPORTER(Dtype)                                                          \
