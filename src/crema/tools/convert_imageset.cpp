@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "crema/common.hpp"
@@ -62,7 +63,15 @@ uint32_t UniformIndexBelow(std::mt19937* generator, uint32_t bound) {
 
 }  // namespace
 
-std::vector<ImageListEntry> ReadImageList(const std::string& list_file) {
+namespace {
+
+// The entries of a two-column list: each non-blank line split at its last
+// blank into the image path and the second column, which `second` names
+// ("label", "annotation file") in the error for a line without one; `set`
+// reads the second column into the entry.
+std::vector<ImageListEntry> ReadTwoColumnList(
+    const std::string& list_file, const std::string& second,
+    const std::function<void(const std::string& column, ImageListEntry* entry)>& set) {
   std::ifstream file(list_file);
   CREMA_REQUIRE(file.good(), list_file << ": cannot open the image list");
   std::vector<ImageListEntry> entries;
@@ -71,46 +80,38 @@ std::vector<ImageListEntry> ReadImageList(const std::string& list_file) {
     text = WithoutTrailingBlanks(text);
     if (text.empty()) continue;
     const size_t split = text.find_last_of(kListBlanks);
-    CREMA_REQUIRE(split != std::string::npos,
-                  list_file << ":" << line << ": '" << text
-                            << "' has no label (a line is 'relative/path label')");
+    CREMA_REQUIRE(split != std::string::npos, list_file << ":" << line << ": '" << text
+                                                        << "' has no " << second
+                                                        << " (a line is 'relative/path "
+                                                        << second << "')");
     ImageListEntry entry;
     entry.path = WithoutTrailingBlanks(text.substr(0, split));
     entry.line = line;
-    const std::string label = text.substr(split + 1);
+    const std::string column = text.substr(split + 1);
     CREMA_REQUIRE(!entry.path.empty(), list_file << ":" << line << ": no image path before the "
-                                                 << "label '" << label << "'");
-    CREMA_REQUIRE(ParseListLabel(label, &entry.label), list_file << ":" << line << ": image '"
-                                                                 << entry.path << "': the label '"
-                                                                 << label << "' is not an integer");
+                                                 << second << " '" << column << "'");
+    set(column, &entry);
     entries.push_back(entry);
   }
   CREMA_REQUIRE(!file.bad(), list_file << ": read error");
   return entries;
 }
 
+}  // namespace
+
+std::vector<ImageListEntry> ReadImageList(const std::string& list_file) {
+  return ReadTwoColumnList(list_file, "label", [&](const std::string& label, ImageListEntry* entry) {
+    CREMA_REQUIRE(ParseListLabel(label, &entry->label),
+                  list_file << ":" << entry->line << ": image '" << entry->path << "': the label '"
+                            << label << "' is not an integer");
+  });
+}
+
 std::vector<ImageListEntry> ReadAnnotatedList(const std::string& list_file) {
-  std::ifstream file(list_file);
-  CREMA_REQUIRE(file.good(), list_file << ": cannot open the image list");
-  std::vector<ImageListEntry> entries;
-  std::string text;
-  for (int line = 1; std::getline(file, text); ++line) {
-    text = WithoutTrailingBlanks(text);
-    if (text.empty()) continue;
-    const size_t split = text.find_last_of(kListBlanks);
-    CREMA_REQUIRE(split != std::string::npos,
-                  list_file << ":" << line << ": '" << text
-                            << "' has no annotation file (a line is 'image annotation')");
-    ImageListEntry entry;
-    entry.path = WithoutTrailingBlanks(text.substr(0, split));
-    entry.annotation = text.substr(split + 1);
-    entry.line = line;
-    CREMA_REQUIRE(!entry.path.empty(), list_file << ":" << line << ": no image path before '"
-                                                 << entry.annotation << "'");
-    entries.push_back(entry);
-  }
-  CREMA_REQUIRE(!file.bad(), list_file << ": read error");
-  return entries;
+  return ReadTwoColumnList(list_file, "annotation file",
+                           [](const std::string& file, ImageListEntry* entry) {
+                             entry->annotation = file;
+                           });
 }
 
 void ShuffleImageList(std::vector<ImageListEntry>* entries, unsigned seed) {
