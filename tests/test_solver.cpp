@@ -283,30 +283,29 @@ TEST(SolverTest, NaNInTheDataStopsTheRunNamingTheIterationAndTheInput) {
   EXPECT_EQ(LinearWeights(*solver), before);
 }
 
-TEST(SolverTest, ANonFiniteOutputIsTracedToTheFirstLayerThatMadeIt) {
-  // log(0) = -inf: the unit's weights start at 0, so p = 0.
-  SolverParameter param = LinearSolverThrough(
-      "layer { name: 'log' type: 'Log' bottom: 'p' top: 'q' }");
+// The first two clauses of the error one step gives with `layer` between
+// the linear unit (its weights 0, so p = 0) and the loss.
+std::string StepErrorThrough(const std::string& layer) {
+  SolverParameter param = LinearSolverThrough(layer);
   param.mutable_net_param()->mutable_layer(1)->mutable_inner_product_param()
       ->mutable_weight_filler()->set_value(0);
   auto solver = CreateSolver<double>(param);
   SetInputs(solver->net().get());
   const std::string message = ErrorMessageOf([&] { solver->Step(1); });
-  EXPECT_EQ(message.substr(0, message.find(';', message.find(';') + 1)),
+  return message.substr(0, message.find(';', message.find(';') + 1));
+}
+
+TEST(SolverTest, ANonFiniteOutputIsTracedToTheFirstLayerThatMadeIt) {
+  // log(0) = -inf.
+  EXPECT_EQ(StepErrorThrough("layer { name: 'log' type: 'Log' bottom: 'p' top: 'q' }"),
             "iteration 0: the loss is inf; the first layer whose output is not finite is 'log' "
             "(Log), top 'q'");
 }
 
 TEST(SolverTest, ANonFiniteGradientIsTracedInBackwardOrder) {
   // sqrt(p) at p = 0 is 0, a finite loss, but its derivative is infinite.
-  SolverParameter param = LinearSolverThrough(
-      "layer { name: 'root' type: 'Power' bottom: 'p' top: 'q' power_param { power: 0.5 } }");
-  param.mutable_net_param()->mutable_layer(1)->mutable_inner_product_param()
-      ->mutable_weight_filler()->set_value(0);
-  auto solver = CreateSolver<double>(param);
-  SetInputs(solver->net().get());
-  const std::string message = ErrorMessageOf([&] { solver->Step(1); });
-  EXPECT_EQ(message.substr(0, message.find(';', message.find(';') + 1)),
+  EXPECT_EQ(StepErrorThrough("layer { name: 'root' type: 'Power' bottom: 'p' top: 'q' "
+                             "power_param { power: 0.5 } }"),
             "iteration 0: the gradient is not finite; the first layer (in backward order) whose "
             "input gradient is not finite is 'root' (Power)");
 }

@@ -54,15 +54,21 @@ void SmoothL1LossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bott
   top[0]->mutable_cpu_data()[0] = Dtype(loss / bottom[0]->shape(0));
 }
 
+template <typename Dtype>
+void SmoothL1LossLayer<Dtype>::RequireNoWeightGradient(
+    const std::vector<bool>& propagate_down) const {
+  for (size_t i = 2; i < propagate_down.size(); ++i) {
+    CREMA_LAYER_REQUIRE(!propagate_down[i], "cannot backpropagate to the weights (bottom " << i
+                                                                                           << ")");
+  }
+}
+
 // d loss / d a = slope / N, d loss / d b = -slope / N, times the top's gradient.
 template <typename Dtype>
 void SmoothL1LossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                             const std::vector<bool>& propagate_down,
                                             const std::vector<Blob<Dtype>*>& bottom) {
-  CREMA_LAYER_REQUIRE(bottom.size() < 3 || !propagate_down[2],
-                      "cannot backpropagate to the weights (bottom 2)");
-  CREMA_LAYER_REQUIRE(bottom.size() < 4 || !propagate_down[3],
-                      "cannot backpropagate to the weights (bottom 3)");
+  RequireNoWeightGradient(propagate_down);
   for (int i = 0; i < 2; ++i) {
     if (!propagate_down[i]) continue;
     const Dtype scale = (i == 0 ? 1 : -1) * top[0]->cpu_diff()[0] / bottom[0]->shape(0);

@@ -41,10 +41,7 @@ template <typename Dtype>
 void SmoothL1LossLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
                                             const std::vector<bool>& propagate_down,
                                             const std::vector<Blob<Dtype>*>& bottom) {
-  CREMA_LAYER_REQUIRE(bottom.size() < 3 || !propagate_down[2],
-                      "cannot backpropagate to the weights (bottom 2)");
-  CREMA_LAYER_REQUIRE(bottom.size() < 4 || !propagate_down[3],
-                      "cannot backpropagate to the weights (bottom 3)");
+  RequireNoWeightGradient(propagate_down);
   for (int i = 0; i < 2; ++i) {
     if (!propagate_down[i]) continue;
     const Dtype scale = (i == 0 ? 1 : -1) * top[0]->cpu_diff()[0] / bottom[0]->shape(0);

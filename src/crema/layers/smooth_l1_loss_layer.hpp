@@ -47,6 +47,9 @@ class SmoothL1LossLayer : public LossLayer<Dtype> {
     return bottom.size() > 3 ? bottom[3] : nullptr;
   }
 
+  // The weights have no gradient: asking for one is an error naming them.
+  void RequireNoWeightGradient(const std::vector<bool>& propagate_down) const;
+
   Dtype sigma2_ = 1;
   // Forward keeps d loss / d a per value, before the 1 / N and the top's
   // gradient: w_out * f'(x) * w_in.
