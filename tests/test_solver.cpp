@@ -319,6 +319,21 @@ TEST(SolverTest, OnNonFiniteWarnTrainsOnAsCaffeDoes) {
   EXPECT_TRUE(std::isnan(LinearWeights(*solver)[1]));
 }
 
+// The gradient watch on the device: a kernel per gradient raises one flag
+// there. A finite run trains on; an infinite gradient stops it as on the CPU.
+using SolverGpuTest = GpuTest;
+
+TEST_F(SolverGpuTest, TheGradientWatchRunsOnTheDevice) {
+  auto solver = CreateSolver<double>(LinearSolver("SGD"));
+  SetInputs(solver->net().get());
+  EXPECT_EQ(ErrorMessageOf([&] { solver->Step(2); }), "");
+  EXPECT_EQ(solver->iter(), 2);
+  EXPECT_EQ(StepErrorThrough("layer { name: 'root' type: 'Power' bottom: 'p' top: 'q' "
+                             "power_param { power: 0.5 } }"),
+            "iteration 0: the gradient is not finite; the first layer (in backward order) whose "
+            "input gradient is not finite is 'root' (Power)");
+}
+
 TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
   char pattern[] = "/tmp/crema_solver_XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);

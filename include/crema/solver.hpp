@@ -13,6 +13,7 @@
 #include "crema/net.hpp"
 #include "crema/proto/crema.pb.h"
 #include "crema/reporter.hpp"
+#include "crema/syncedmem.hpp"
 
 namespace crema {
 
@@ -101,6 +102,8 @@ class Solver {
   std::vector<std::function<void()>> on_gradients_ready_;
   bool requested_early_exit_ = false;
   bool warned_nonfinite_ = false;
+  // The device flag GradientsFinite raises (one int, reused every iteration).
+  SyncedMemory nonfinite_flag_{sizeof(int)};
   const Net<Dtype>* const share_layers_from_;
   // What Restore read of the data layers' positions, handed to the nets it
   // rebuilds (null before a resume).

@@ -256,7 +256,7 @@ void Solver<Dtype>::Step(int iters) {
 template <typename Dtype>
 void Solver<Dtype>::WatchForNonFinite(Dtype loss) {
   const bool finite_loss = std::isfinite(loss);
-  if (finite_loss && GradientsFinite(*net_)) return;
+  if (finite_loss && GradientsFinite(*net_, &nonfinite_flag_)) return;
   if (param_.on_nonfinite() == SolverParameter::WARN && warned_nonfinite_) return;
   std::ostringstream what;
   what << "iteration " << iter_ << ": "

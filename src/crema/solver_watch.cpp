@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "crema/common.hpp"
+#include "crema/util/math_functions.hpp"
 
 namespace crema {
 
@@ -95,12 +96,18 @@ void RequireLoss(const Net<Dtype>& net, const std::string& origin) {
 }
 
 template <typename Dtype>
-bool GradientsFinite(const Net<Dtype>& net) {
+bool GradientsFinite(const Net<Dtype>& net, SyncedMemory* flag) {
+  CHECK_EQ(flag->size(), sizeof(int)) << "the flag holds one int";
   if (Context::mode() == Context::GPU) {
-    // On the device: its sum of squares (no copy to the host).
-    double sum = 0;
-    for (const Blob<Dtype>* param : net.learnable_params()) sum += param->sumsq_diff();
-    return std::isfinite(sum);
+#ifndef CPU_ONLY
+    // On the device: every gradient raises the one flag; one copy back.
+    int* device_flag = static_cast<int*>(flag->mutable_gpu_data());
+    gpu_memset(sizeof(int), 0, device_flag);
+    for (const Blob<Dtype>* param : net.learnable_params()) {
+      gpu_flag_nonfinite(param->count(), param->gpu_diff(), device_flag);
+    }
+    return *static_cast<const int*>(flag->cpu_data()) == 0;
+#endif
   }
   for (const Blob<Dtype>* param : net.learnable_params()) {
     if (!AllFinite(param->cpu_diff(), param->count())) return false;
@@ -116,7 +123,7 @@ std::string FirstNonFinite(const Net<Dtype>& net) {
 
 #define CREMA_INSTANTIATE_WATCH(Dtype)                                              \
   template void RequireLoss<Dtype>(const Net<Dtype>&, const std::string&);         \
-  template bool GradientsFinite<Dtype>(const Net<Dtype>&);                         \
+  template bool GradientsFinite<Dtype>(const Net<Dtype>&, SyncedMemory*);          \
   template std::string FirstNonFinite<Dtype>(const Net<Dtype>&);
 CREMA_INSTANTIATE_WATCH(float)
 CREMA_INSTANTIATE_WATCH(double)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "crema/net.hpp"
+#include "crema/syncedmem.hpp"
 
 namespace crema {
 
@@ -18,10 +19,12 @@ namespace crema {
 template <typename Dtype>
 void RequireLoss(const Net<Dtype>& net, const std::string& origin);
 
-// Whether every learnable parameter's gradient value is finite: one pass
-// over the gradients where they are (on a GPU, their sum of squares there).
+// Whether every learnable parameter's gradient value is finite: on the CPU
+// one pass over the gradients; on a GPU one kernel per gradient, raising
+// `flag` (one int, kept by the caller across iterations so that no call
+// allocates) on the device, and one copy of it back.
 template <typename Dtype>
-bool GradientsFinite(const Net<Dtype>& net);
+bool GradientsFinite(const Net<Dtype>& net, SyncedMemory* flag);
 
 // Where the net's values first stop being finite, in words ("" when every
 // output and gradient is finite). Reads every blob: for the error path.

@@ -222,6 +222,10 @@ template <typename Dtype>
 void gpu_sign(int N, const Dtype* x, Dtype* y);
 template <typename Dtype>
 void gpu_sgnbit(int N, const Dtype* x, Dtype* y);
+// Sets the device int *flag to 1 where any of the N values is NaN or
+// infinite, and leaves it alone otherwise; asynchronous (no copy back).
+template <typename Dtype>
+void gpu_flag_nonfinite(int N, const Dtype* x, int* flag);
 // Results land in host memory (*out).
 template <typename Dtype>
 void gpu_dot(int N, const Dtype* x, const Dtype* y, Dtype* out);

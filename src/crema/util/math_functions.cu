@@ -155,6 +155,15 @@ __global__ void SgnbitKernel(int64_t n, const Dtype* x, Dtype* y) {
   CUDA_KERNEL_LOOP(i, n) { y[i] = signbit(x[i]) ? Dtype(1) : Dtype(0); }
 }
 
+// Raises *flag (writes 1) where a value is not finite. Every writer writes
+// the same value, so the race between them is harmless.
+template <typename Dtype>
+__global__ void FlagNonFiniteKernel(int64_t n, const Dtype* x, int* flag) {
+  CUDA_KERNEL_LOOP(i, n) {
+    if (!isfinite(x[i])) *flag = 1;
+  }
+}
+
 // Maps cuRAND's (0, 1] onto [a, b): u = 1 lands on a, u -> 0 approaches b.
 // Rounding can still produce b itself, which is pulled just below it.
 template <typename Dtype>
@@ -323,6 +332,13 @@ void gpu_sgnbit(int N, const Dtype* x, Dtype* y) {
 }
 
 template <typename Dtype>
+void gpu_flag_nonfinite(int N, const Dtype* x, int* flag) {
+  if (N <= 0) return;
+  FlagNonFiniteKernel<Dtype><<<CREMA_GET_BLOCKS(N), CREMA_CUDA_NUM_THREADS>>>(N, x, flag);
+  CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
 void gpu_dot(int N, const Dtype* x, const Dtype* y, Dtype* out) {
   cublas_dot(N, x, y, out);
 }
@@ -390,6 +406,7 @@ void gpu_rng_gaussian(int N, Dtype mu, Dtype sigma, Dtype* r) {
   template void gpu_abs<Dtype>(int, const Dtype*, Dtype*);                                    \
   template void gpu_sign<Dtype>(int, const Dtype*, Dtype*);                                   \
   template void gpu_sgnbit<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template void gpu_flag_nonfinite<Dtype>(int, const Dtype*, int*);                           \
   template void gpu_dot<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                      \
   template void gpu_asum<Dtype>(int, const Dtype*, Dtype*);                                   \
   template void gpu_rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);                            \
