@@ -33,6 +33,9 @@ namespace crema {
 struct DataRecord {
   Datum datum;
   std::string key;
+  // For an AnnotatedData layer's source (AnnotatedDatum records): the
+  // record's type and boxes; its image is moved into `datum`.
+  AnnotatedDatum annotated;
 };
 
 class DataReader {

@@ -26,17 +26,18 @@ class DataReader::Body : public InternalThread {
         local_count_(local_count),
         new_pairs_("new reader queues", false) {
     const DataParameter& data = param_.data_param();
-    CREMA_REQUIRE(!data.source().empty(),
-                  "layer '" << param_.name() << "' (Data): data_param.source is not set");
+    CREMA_REQUIRE(!data.source().empty(), "layer '" << param_.name() << "' (" << param_.type()
+                                                    << "): data_param.source is not set");
     db_ = db::GetDB(data.backend());
     try {
       db_->Open(data.source(), db::READ);
       cursor_ = db_->NewCursor();
     } catch (const Error& e) {
-      CREMA_FAIL("layer '" << param_.name() << "' (Data): " << e.what());
+      CREMA_FAIL("layer '" << param_.name() << "' (" << param_.type() << "): " << e.what());
     }
-    CREMA_REQUIRE(cursor_->valid(), "layer '" << param_.name() << "' (Data): the database "
-                                              << data.source() << " holds no records");
+    CREMA_REQUIRE(cursor_->valid(), "layer '" << param_.name() << "' (" << param_.type()
+                                              << "): the database " << data.source()
+                                              << " holds no records");
     if (start) {
       LOG(INFO) << "Resuming layer '" << param_.name() << "' at record " << start->position()
                 << " of " << data.source();
@@ -110,9 +111,16 @@ class DataReader::Body : public InternalThread {
     DataRecord* record = pair->free.pop();
     priority_.SetAhead(2 * pair->full.size() >= pair->capacity);
     record->key = cursor_->key();
-    CREMA_REQUIRE(record->datum.ParseFromString(cursor_->value()),
-                  "layer '" << param_.name() << "': record '" << record->key << "' of "
-                            << param_.data_param().source() << " is not a valid Datum");
+    if (param_.type() == "AnnotatedData") {
+      CREMA_REQUIRE(record->annotated.ParseFromString(cursor_->value()),
+                    "layer '" << param_.name() << "': record '" << record->key << "' of "
+                              << param_.data_param().source() << " is not a valid AnnotatedDatum");
+      record->datum.Swap(record->annotated.mutable_datum());
+    } else {
+      CREMA_REQUIRE(record->datum.ParseFromString(cursor_->value()),
+                    "layer '" << param_.name() << "': record '" << record->key << "' of "
+                              << param_.data_param().source() << " is not a valid Datum");
+    }
     pair->records++;
     pair->full.push(record);
     Advance();
@@ -191,7 +199,8 @@ std::string DataReader::Key(const LayerParameter& param) {
 DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* start) {
   const int batch = static_cast<int>(param.data_param().batch_size());
   const int prefetch = static_cast<int>(param.data_param().prefetch());
-  CREMA_REQUIRE(batch > 0, "layer '" << param.name() << "' (Data): batch_size must be positive");
+  CREMA_REQUIRE(batch > 0, "layer '" << param.name() << "' (" << param.type()
+                                     << "): batch_size must be positive");
   // Only the training net runs in every solver; test nets exist in the root.
   const bool train = param.phase() == TRAIN;
   const int rank = train ? Context::solver_rank() : 0;

@@ -54,6 +54,11 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
   for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
   CREMA_REQUIRE(!(param_.force_color() && param_.force_gray()),
                 "transform_param: force_color and force_gray exclude each other; give one");
+  CREMA_REQUIRE(!param_.has_resize_param() && !param_.has_distort_param() &&
+                    !param_.has_expand_param() && !param_.has_emit_constraint(),
+                "transform_param: resize_param, distort_param, expand_param and emit_constraint "
+                "(SSD's) are applied only by AnnotatedData, which moves the boxes with the "
+                "image; this layer would ignore them");
 }
 
 template <typename Dtype>

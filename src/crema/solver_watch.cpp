@@ -48,11 +48,11 @@ std::string FirstNonFiniteOutput(const Net<Dtype>& net) {
       if (AllFinite(top.cpu_data(), top.count())) continue;
       const std::string name = net.blob_names()[net.top_id_vecs()[layer][t]];
       if (net.bottom_vecs()[layer].empty()) {
-        return "the input layer " + LayerName(net, layer) + " gives non-finite values in '" +
-               name + "': NaN or infinity in the data";
+        return "the input layer " + LayerName(net, layer) + " gives non-finite values in '" + name +
+               "': NaN or infinity in the data";
       }
-      return "the first layer whose output is not finite is " + LayerName(net, layer) +
-             ", top '" + name + "'";
+      return "the first layer whose output is not finite is " + LayerName(net, layer) + ", top '" +
+             name + "'";
     }
   }
   return "";
@@ -121,9 +121,9 @@ std::string FirstNonFinite(const Net<Dtype>& net) {
   return output.empty() ? FirstNonFiniteGradient(net) : output;
 }
 
-#define CREMA_INSTANTIATE_WATCH(Dtype)                                              \
-  template void RequireLoss<Dtype>(const Net<Dtype>&, const std::string&);         \
-  template bool GradientsFinite<Dtype>(const Net<Dtype>&, SyncedMemory*);          \
+#define CREMA_INSTANTIATE_WATCH(Dtype)                                     \
+  template void RequireLoss<Dtype>(const Net<Dtype>&, const std::string&); \
+  template bool GradientsFinite<Dtype>(const Net<Dtype>&, SyncedMemory*);  \
   template std::string FirstNonFinite<Dtype>(const Net<Dtype>&);
 CREMA_INSTANTIATE_WATCH(float)
 CREMA_INSTANTIATE_WATCH(double)

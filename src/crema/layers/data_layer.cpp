@@ -22,28 +22,34 @@ DataRecord* DataLayer<Dtype>::NextRecord() {
   }
   if (!record) {
     reader_->full().push(nullptr);  // later readers of this queue fail too
-    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): reading the database failed: "
-                         << reader_->failure_message());
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (" << this->type()
+                         << "): reading the database failed: " << reader_->failure_message());
   }
   return record;
 }
 
 template <typename Dtype>
-void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
-                                      const std::vector<Blob<Dtype>*>& top) {
+const DataRecord& DataLayer<Dtype>::StartReader() {
   reader_.reset(new DataReader(this->layer_param_, resume_start_.get()));
   transform_seed_ = this->DrawSeed();
   this->batches_served_ = reader_->start_batches();
   batches_loaded_ = reader_->start_batches();
-  const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
-  // The first record gives the shape; peeking leaves it first in the queue.
+  // Peeking leaves the first record first in the queue.
   DataRecord* first = reader_->full().peek();
   if (!first) NextRecord();  // the reader failed: report why
+  return *first;
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
+                                      const std::vector<Blob<Dtype>*>& top) {
+  const DataRecord& first = StartReader();
+  const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
   std::vector<int> shape;
   try {
-    shape = this->data_transformer_->InferBlobShape(first->datum);
+    shape = this->data_transformer_->InferBlobShape(first.datum);
   } catch (const Error& e) {
-    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << first->key
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << first.key
                          << "' of " << this->layer_param_.data_param().source() << ": "
                          << e.what());
   }
@@ -60,18 +66,18 @@ void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
 }
 
 template <typename Dtype>
-void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
-  const int batch_size = batch->data_.shape(0);
-  const int item_size = batch->data_.count(1);
-  const std::vector<int>& shape = batch->data_.shape();
-  Dtype* data = batch->data_.mutable_cpu_data();
-  Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
+void DataLayer<Dtype>::SeedNextBatch(bool draws_random_numbers) {
   // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
   // Seeding costs a tenth of a plain batch's transform: skipped when unused.
   const uint64_t batch_number = batches_loaded_++;
-  if (this->data_transformer_->draws_random_numbers()) {
+  if (draws_random_numbers) {
     Context::set_random_seed(transform_seed_ + batch_number * 0x9E3779B97F4A7C15ULL);
   }
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::ForEachRecord(int batch_size,
+                                     const std::function<void(int, const DataRecord&)>& use) {
   // The records go back to the reader together at the end of the batch: one
   // per item would wake the reader (and switch threads) once per item when
   // transforming is slower than reading, as decoding encoded images is.
@@ -90,16 +96,29 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
     }
     used.push_back(record);
     try {
-      this->data_transformer_->Transform(record->datum, data + item * item_size, shape);
+      use(item, *record);
     } catch (const Error& e) {
       const std::string key = record->key;
       give_back();
-      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (Data): record '" << key << "' of "
-                           << this->layer_param_.data_param().source() << ": " << e.what());
+      CREMA_FAIL("layer '" << this->layer_param_.name() << "' (" << this->type() << "): record '"
+                           << key << "' of " << this->layer_param_.data_param().source() << ": "
+                           << e.what());
     }
-    if (label) label[item] = static_cast<Dtype>(record->datum.label());
   }
   give_back();
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
+  const int item_size = batch->data_.count(1);
+  const std::vector<int>& shape = batch->data_.shape();
+  Dtype* data = batch->data_.mutable_cpu_data();
+  Dtype* label = this->output_labels_ ? batch->label_.mutable_cpu_data() : nullptr;
+  SeedNextBatch(this->data_transformer_->draws_random_numbers());
+  ForEachRecord(batch->data_.shape(0), [&](int item, const DataRecord& record) {
+    this->data_transformer_->Transform(record.datum, data + item * item_size, shape);
+    if (label) label[item] = static_cast<Dtype>(record.datum.label());
+  });
 }
 
 template <typename Dtype>

@@ -5,6 +5,7 @@
 #ifndef CREMA_LAYERS_DATA_LAYER_HPP_
 #define CREMA_LAYERS_DATA_LAYER_HPP_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,7 +38,16 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
  protected:
   void load_batch(Batch<Dtype>* batch) override;
 
- private:
+  // Opens (or joins) the reader where a resumed run stands and returns its
+  // first record, left first in the queue (its shape is the batch's).
+  const DataRecord& StartReader();
+  // Seeds the thread's generator for the next batch (its number counted
+  // from the reader's start) when the batch will draw random numbers.
+  void SeedNextBatch(bool draws_random_numbers);
+  // Hands `use` each of the next batch_size records with its item index and
+  // gives them back to the reader together at the end. An error `use`
+  // throws is reported naming the layer, the record's key and the source.
+  void ForEachRecord(int batch_size, const std::function<void(int, const DataRecord&)>& use);
   // Takes the next record from the reader (a null one means it failed).
   DataRecord* NextRecord();
 

@@ -268,7 +268,8 @@ void MultiBoxLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top
                                             const std::vector<bool>& propagate_down,
                                             const std::vector<Blob<Dtype>*>& bottom) {
   CREMA_LAYER_REQUIRE(!propagate_down[2] && !propagate_down[3],
-                      "cannot backpropagate to the priors or the ground truth");
+                      "cannot backpropagate to the priors or the ground truth; give the "
+                      "layer propagate_down: true true false false, as SSD's training nets do");
   const Dtype scale = top[0]->cpu_diff()[0];
   if (propagate_down[0]) {
     cpu_scale(bottom[0]->count(), scale, loc_gradient_.cpu_data(), bottom[0]->mutable_cpu_diff());
