@@ -258,6 +258,23 @@ TEST(SolverTest, ATrainingNetWithoutLossIsAnErrorUnlessAllowed) {
   EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }), "");
 }
 
+// SSD's solver fields: their values are checked, and eval_type detection
+// needs a DetectionEvaluate output in every test net.
+TEST(SolverTest, SsdEvaluationSettingsAreChecked) {
+  SolverParameter param = LinearSolver("SGD", "ap_version: '12point'");
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }),
+            "solver: unknown ap_version '12point' (11point, MaxIntegral, Integral)");
+  param = LinearSolver("SGD", "eval_type: 'segmentation'");
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }),
+            "solver: unknown eval_type 'segmentation' (classification, detection)");
+  param = LinearSolver("SGD",
+                       "eval_type: 'detection' ap_version: '11point' "
+                       "show_per_class_result: true test_iter: 1 test_interval: 10");
+  EXPECT_EQ(ErrorMessageOf([&] { CreateSolver<double>(param); }),
+            "solver: test net #0: eval_type is detection, but the test net has no "
+            "DetectionEvaluate output to compute mean average precision from");
+}
+
 // The linear unit's net with a layer between the unit and the loss.
 SolverParameter LinearSolverThrough(const std::string& layer, const std::string& extra = "") {
   SolverParameter param = LinearSolver("SGD", extra);
@@ -287,8 +304,11 @@ TEST(SolverTest, NaNInTheDataStopsTheRunNamingTheIterationAndTheInput) {
 // the linear unit (its weights 0, so p = 0) and the loss.
 std::string StepErrorThrough(const std::string& layer) {
   SolverParameter param = LinearSolverThrough(layer);
-  param.mutable_net_param()->mutable_layer(1)->mutable_inner_product_param()
-      ->mutable_weight_filler()->set_value(0);
+  param.mutable_net_param()
+      ->mutable_layer(1)
+      ->mutable_inner_product_param()
+      ->mutable_weight_filler()
+      ->set_value(0);
   auto solver = CreateSolver<double>(param);
   SetInputs(solver->net().get());
   const std::string message = ErrorMessageOf([&] { solver->Step(1); });

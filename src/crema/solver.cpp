@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -64,6 +65,13 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   if (policy == "poly") {
     CREMA_REQUIRE(param.max_iter() > 0, "solver: lr_policy poly needs a positive max_iter");
   }
+  CREMA_REQUIRE(
+      param.eval_type() == "classification" || param.eval_type() == "detection",
+      "solver: unknown eval_type '" << param.eval_type() << "' (classification, detection)");
+  CREMA_REQUIRE(
+      param.ap_version() == "11point" || param.ap_version() == "MaxIntegral" ||
+          param.ap_version() == "Integral",
+      "solver: unknown ap_version '" << param.ap_version() << "' (11point, MaxIntegral, Integral)");
   if (policy == "multistep") {
     for (int i = 0; i < param.stepvalue_size(); ++i) {
       CREMA_REQUIRE(param.stepvalue(i) > (i == 0 ? 0 : param.stepvalue(i - 1)),
@@ -72,6 +80,20 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
                                             "the steps are iterations in increasing order");
     }
   }
+}
+
+// eval_type "detection": the test net must have an output to evaluate.
+template <typename Dtype>
+void RequireDetectionOutput(const Net<Dtype>& net, const std::string& origin) {
+  for (size_t layer = 0; layer < net.layers().size(); ++layer) {
+    if (std::string(net.layers()[layer]->type()) != "DetectionEvaluate") continue;
+    for (int top : net.top_id_vecs()[layer]) {
+      const auto& outputs = net.output_blob_indices();
+      if (std::find(outputs.begin(), outputs.end(), top) != outputs.end()) return;
+    }
+  }
+  CREMA_FAIL(origin << ": eval_type is detection, but the test net has no DetectionEvaluate "
+                       "output to compute mean average precision from");
 }
 
 }  // namespace
@@ -203,6 +225,7 @@ void Solver<Dtype>::InitTestNets() {
                                          : "solver: test net #" + std::to_string(i);
     WithOrigin(origin, [&] { test_nets_.emplace_back(new Net<Dtype>(params[i], options)); });
     test_nets_.back()->ShareTrainedLayersWith(net_.get());
+    if (param_.eval_type() == "detection") RequireDetectionOutput(*test_nets_.back(), origin);
   }
 }
 
@@ -264,8 +287,9 @@ void Solver<Dtype>::WatchForNonFinite(Dtype loss) {
                        : "the loss is " + std::to_string(loss))
        << "; " << FirstNonFinite(*net_);
   if (param_.on_nonfinite() == SolverParameter::WARN) {
-    LOG(WARNING) << what.str() << " (on_nonfinite: WARN, so training goes on; later "
-                                  "non-finite iterations are not reported)";
+    LOG(WARNING) << what.str()
+                 << " (on_nonfinite: WARN, so training goes on; later "
+                    "non-finite iterations are not reported)";
     warned_nonfinite_ = true;
     return;
   }
@@ -351,7 +375,7 @@ template <typename Dtype>
 void Solver<Dtype>::Test(int test_net_id) {
   LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
   Net<Dtype>* test_net = test_nets_[test_net_id].get();
-  OutputMeans<Dtype> means;
+  OutputMeans<Dtype> means({param_.ap_version()}, param_.show_per_class_result());
   Dtype loss = 0;
   for (int i = 0; i < param_.test_iter(test_net_id); ++i) {
     if (RequestedAction() == SolverAction::STOP) {
@@ -377,7 +401,8 @@ void Solver<Dtype>::RequireSnapshotFolder() const {
   if (param_.snapshot() <= 0 && !param_.snapshot_after_train()) return;
   const std::string prefix = param_.snapshot_prefix();
   const std::string problem = FolderProblem(prefix);
-  CREMA_REQUIRE(problem.empty(), "solver: snapshot_prefix '" << prefix << "': " << problem
+  CREMA_REQUIRE(problem.empty(), "solver: snapshot_prefix '"
+                                     << prefix << "': " << problem
                                      << (problem.find("does not exist") != std::string::npos
                                              ? "; create it before training"
                                              : ""));
