@@ -200,9 +200,9 @@ TEST(OutputMeansTest, DetectionEvaluationIsScoredAsMeanAveragePrecision) {
   std::vector<std::string> lines;
   means.Report(net, "Test net output", [&](const std::string& line) { lines.push_back(line); });
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[0], "    Test net output: detection_eval = 0.5 (mAP, Integral)");
+  EXPECT_EQ(lines[0], "    Test net output #0: detection_eval = 0.5 (mAP, Integral)");
   EXPECT_EQ(lines[1], "        class 1: AP 0.5 (Integral)");
-  EXPECT_EQ(lines[2], "    Test net output: detection_eval = 0.545455 (mAP, 11point)");
+  EXPECT_EQ(lines[2], "    Test net output #0: detection_eval = 0.545455 (mAP, 11point)");
 }
 
 }  // namespace

@@ -54,9 +54,19 @@ def overlap(a, b):
     return inter / (area(a) + area(b) - inter)
 
 
+def covered(box, by):
+    """The share of box's area that the box `by` covers."""
+    w = min(box[2], by[2]) - max(box[0], by[0])
+    h = min(box[3], by[3]) - max(box[1], by[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / ((box[2] - box[0]) * (box[3] - box[1]))
+
+
 def draw(rng, image, boxes):
-    """Draws one shape that overlaps no earlier box by more than 0.4 IoU;
-    returns (class, box) or None when no place was found. A box is
+    """Draws one shape that overlaps no earlier box by more than 0.4 IoU and
+    covers at most half of any earlier box (drawn over it, it would hide an
+    annotated shape); returns (class, box) or None when no place was found. A box is
     (xmin, ymin, xmax, ymax) in 0-based pixels, xmax and ymax one past the
     last pixel the shape covers."""
     size = image.shape[0]
@@ -75,7 +85,7 @@ def draw(rng, image, boxes):
             points = np.array([[x0 + extent // 2, y0], [x0, y0 + extent],
                                [x0 + extent, y0 + extent]], np.int32)
             box = (x0, y0, x0 + extent + 1, y0 + extent + 1)
-        if any(overlap(box, other) > 0.4 for _, other in boxes):
+        if any(overlap(box, other) > 0.4 or covered(other, box) > 0.5 for _, other in boxes):
             continue
         colour = tuple(int(c) for c in rng.integers(0, 256, 3))
         if label == 0:

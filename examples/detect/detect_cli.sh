@@ -7,8 +7,7 @@
 #     OUT_DIR  where everything is written (default: a temporary folder,
 #              removed at exit)
 #
-# There are no trained SSD weights in the project yet: the weights here are
-# the net's fillers' random values, written by `crema train` at max_iter 0
+# The weights here are the net's fillers' random values, written by `crema train` at max_iter 0
 # (random_seed 1), so the boxes and labels mean nothing; the example shows the
 # plumbing. The net's DetectionOutput keeps scores of 0.15 or more (its own
 # 0.25 would keep almost nothing from random weights) and at most 8 boxes;
@@ -39,7 +38,7 @@ base_lr: 0 lr_policy: "fixed" max_iter: 0 display: 0
 snapshot_prefix: "random" random_seed: 1
 SOLVER
 GLOG_minloglevel=1 "$crema" train --solver=random_weights_solver.prototxt
-echo "weights: RANDOM ($out/random_iter_0.caffemodel): no trained SSD weights exist yet"
+echo "weights: RANDOM ($out/random_iter_0.caffemodel): models/ssd_shapes/train_ssd_shapes.sh trains real ones"
 
 # MobileNet-SSD's input: (BGR pixel - 127.5) * 0.007843.
 GLOG_minloglevel=1 "$crema" detect --model=mobilenet_ssd_deploy.prototxt \

@@ -4,8 +4,7 @@ picture of coloured shapes, through crema.detection.detect_ssd.
 
   examples/detect/detect_python.py [--out-dir DIR] [--threshold 0.15] [--seed 1]
 
-There are no trained SSD weights in the project yet: the net's weights here
-are its fillers' random values (--seed), so the boxes and labels mean nothing;
+The net's weights here are its fillers' random values (--seed), so the boxes and labels mean nothing;
 the example shows the plumbing (preparing the image, running the net, reading
 DetectionOutput's rows as pixel boxes, drawing them). With trained weights,
 give --weights and drop the lowered thresholds.
@@ -93,8 +92,8 @@ def run(out_dir, args):
         net = crema.Net(model, args.weights, crema.TEST)
     else:
         net = crema.Net(model, crema.TEST)
-        print("weights: RANDOM (fillers, seed %d): no trained SSD weights exist yet, so the "
-              "boxes mean nothing" % args.seed)
+        print("weights: RANDOM (fillers, seed %d), so the boxes mean nothing "
+              "(models/ssd_shapes/train_ssd_shapes.sh trains real ones)" % args.seed)
     image = crema.io.load_image(picture_path)  # (H, W, 3) RGB in [0, 1]
     detections = crema.detection.detect_ssd(net, image, threshold=args.threshold, mean=MEAN,
                                             scale=SCALE)

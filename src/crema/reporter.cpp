@@ -173,7 +173,11 @@ std::vector<Dtype> OutputMeans<Dtype>::Means() const {
 template <typename Dtype>
 void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
                                 const LineSink& sink) const {
-  ReportOutputs(net, Means(), label, sink);
+  const std::vector<Dtype> means = Means();
+  ReportOutputs(net, means, label, sink);
+  // Numbered after the averaged values, as the SSD fork numbers its mAP
+  // ("#0" in a test net whose one output is DetectionEvaluate's).
+  size_t index = means.size();
   for (const auto& [blob_id, rows] : detection_rows_) {
     std::map<int, ssd::ClassTally> tallies;
     ssd::AddEvaluationRows(rows.data(), static_cast<int>(rows.size() / 5), &tallies);
@@ -182,7 +186,7 @@ void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
       std::map<int, double> per_class;
       const double map = ssd::MeanAveragePrecision(tallies, version, &per_class);
       std::ostringstream line;
-      if (!label.empty()) line << "    " << label << ": ";
+      if (!label.empty()) line << "    " << label << " #" << index << ": ";
       line << name << " = " << map << " (mAP, " << version << ")";
       sink(line.str());
       for (const auto& [class_label, ap] : per_class) {
@@ -192,6 +196,7 @@ void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
         sink(class_line.str());
       }
     }
+    ++index;
   }
 }
 

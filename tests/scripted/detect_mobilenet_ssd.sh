@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `crema detect` with models/mobilenet_ssd and random weights (filled by
-# `crema train` at max_iter 0; there are no trained SSD weights in the
-# project), its DetectionOutput's confidence_threshold lowered to 0.01 so that
+# `crema train` at max_iter 0), its DetectionOutput's confidence_threshold
+# lowered to 0.01 so that
 # every image keeps boxes, on two pictures written here (a PNG and a PPM of
 # other sizes than the net's 300x300, listed in a .txt file). Checks:
 #  - every stdout line is a JSON object {image, label, name, score, box}; the
