@@ -36,9 +36,9 @@ std::string Voc(int width, int height, const std::string& objects) {
 
 std::string Object(const std::string& name, int x0, int y0, int x1, int y1, int difficult = 0) {
   return "<object><name>" + name + "</name><difficult>" + std::to_string(difficult) +
-         "</difficult><bndbox><xmin>" + std::to_string(x0) + "</xmin><ymin>" +
-         std::to_string(y0) + "</ymin><xmax>" + std::to_string(x1) + "</xmax><ymax>" +
-         std::to_string(y1) + "</ymax></bndbox></object>";
+         "</difficult><bndbox><xmin>" + std::to_string(x0) + "</xmin><ymin>" + std::to_string(y0) +
+         "</ymin><xmax>" + std::to_string(x1) + "</xmax><ymax>" + std::to_string(y1) +
+         "</ymax></bndbox></object>";
 }
 
 class ConvertAnnosetTest : public ScratchDirTest {
@@ -69,7 +69,8 @@ class ConvertAnnosetTest : public ScratchDirTest {
   }
   std::string Convert(const std::string& list) {
     Write(dir_ + "/list.txt", list);
-    return ErrorMessageOf([&] { ConvertAnnoset(root_, dir_ + "/list.txt", dir_ + "/db", options_); });
+    return ErrorMessageOf(
+        [&] { ConvertAnnoset(root_, dir_ + "/list.txt", dir_ + "/db", options_); });
   }
   std::string root_;
   ConvertImagesetOptions options_;
@@ -77,8 +78,9 @@ class ConvertAnnosetTest : public ScratchDirTest {
 
 TEST_F(ConvertAnnosetTest, BoxesAreNormalisedAndGroupedByLabel) {
   Image("a.png", 40, 20);
-  Write(root_ + "a.xml", Voc(40, 20, Object("square", 4, 2, 20, 10) + Object("circle", 0, 0, 40, 20) +
-                                         Object("square", 10, 5, 30, 15, 1)));
+  Write(root_ + "a.xml", Voc(40, 20,
+                             Object("square", 4, 2, 20, 10) + Object("circle", 0, 0, 40, 20) +
+                                 Object("square", 10, 5, 30, 15, 1)));
   Image("b.png", 8, 8);
   Write(root_ + "b.xml", Voc(8, 8, ""));  // no objects: all background, kept
   ASSERT_EQ(Convert("a.png a.xml\nb.png b.xml\n"), "");
@@ -113,8 +115,8 @@ TEST(AnnotatedDatumTest, AForkWrittenRecordDecodes) {
     std::memcpy(&bytes[0], &value, 4);
     return bytes;
   };
-  const std::string bbox = "\x0d" + f32(0.25f) + "\x15" + f32(0.5f) + "\x1d" + f32(0.75f) +
-                           "\x25" + f32(1.0f) + std::string("\x30\x01", 2);
+  const std::string bbox = "\x0d" + f32(0.25f) + "\x15" + f32(0.5f) + "\x1d" + f32(0.75f) + "\x25" +
+                           f32(1.0f) + std::string("\x30\x01", 2);
   const std::string annotation = std::string("\x08\x03\x12", 3) + char(bbox.size()) + bbox;
   const std::string group = std::string("\x08\x07\x12", 3) + char(annotation.size()) + annotation;
   const std::string datum = std::string("\x08\x03\x10\x02\x18\x02", 6);  // channels 3, 2 x 2
@@ -137,8 +139,9 @@ TEST_F(ConvertAnnosetTest, BadAnnotationsAreNamedAndLeaveNoDatabase) {
   Image("a.png", 40, 20);
   const std::string xml = root_ + "a.xml";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {Voc(40, 20, Object("square", 4, 2, 50, 10)), "object 1 ('square'): the box (4, 2, 50, 10) "
-                                                   "leaves the 40 x 20 image"},
+      {Voc(40, 20, Object("square", 4, 2, 50, 10)),
+       "object 1 ('square'): the box (4, 2, 50, 10) "
+       "leaves the 40 x 20 image"},
       {Voc(40, 20, Object("circle", 30, 2, 20, 10)), "the box (30, 2, 20, 10) has a minimum above"},
       {Voc(40, 20, Object("circle", 0, 0, 4, 4) + Object("hexagon", 0, 0, 4, 4)),
        "object 2: the class 'hexagon' is not in the label map"},
@@ -149,6 +152,37 @@ TEST_F(ConvertAnnosetTest, BadAnnotationsAreNamedAndLeaveNoDatabase) {
     Write(xml, text);
     const std::string message = Convert("a.png a.xml\n");
     EXPECT_NE(message.find("list.txt:1: image 'a.png'"), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
+    EXPECT_FALSE(std::filesystem::exists(dir_ + "/db"));
+  }
+}
+
+// The fork's text form (--label_type=txt): "name xmin ymin xmax ymax" per
+// line, in pixels of the image, whose own size normalises them.
+TEST_F(ConvertAnnosetTest, TextAnnotationsAreReadAndCheckedAsXml) {
+  options_.label_type = "txt";
+  Image("a.png", 40, 20);
+  Write(root_ + "a.txt", "square 4 2 20 10\n\ncircle 0 0 40 20\n");
+  ASSERT_EQ(Convert("a.png a.txt\n"), "");
+  const std::vector<AnnotatedDatum> records = Records();
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(records[0].annotation_group_size(), 2);
+  EXPECT_EQ(records[0].annotation_group(1).group_label(), 2);
+  const NormalizedBBox& square = records[0].annotation_group(1).annotation(0).bbox();
+  EXPECT_FLOAT_EQ(square.xmin(), 4.f / 40);
+  EXPECT_FLOAT_EQ(square.ymax(), 10.f / 20);
+  EXPECT_FALSE(square.difficult());
+  std::filesystem::remove_all(dir_ + "/db");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"square 4 2 50 10\n", "a.txt: object 1: the box (4, 2, 50, 10) leaves the 40 x 20 image"},
+      {"circle 30 2 20 10\n", "a.txt:1 ('circle'): the box (30, 2, 20, 10) has a minimum above"},
+      {"circle 0 0 4 4\nhexagon 0 0 4 4\n", "a.txt:2: the class 'hexagon' is not in the label map"},
+      {"circle 0 0 4\n", "a.txt:1: expected 'name xmin ymin xmax ymax', got 'circle 0 0 4'"},
+      {"circle 0 0 4 4 1\n", "a.txt:1: expected 'name xmin ymin xmax ymax'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    Write(root_ + "a.txt", text);
+    const std::string message = Convert("a.png a.txt\n");
     EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/db"));
   }

@@ -9,7 +9,9 @@
 
 DEFINE_string(anno_type, "classification",
               "The annotation type: detection (VOC boxes); classification is convert_imageset's");
-DEFINE_string(label_type, "xml", "The annotation files' format: xml (Pascal VOC)");
+DEFINE_string(label_type, "xml",
+              "The annotation files' format: xml (Pascal VOC) or txt (lines of 'name xmin ymin "
+              "xmax ymax' in pixels)");
 DEFINE_string(label_map_file, "", "The label map (class names and labels)");
 DEFINE_bool(check_label, false, "Check that every class is in the label map (always done)");
 DEFINE_int32(min_dim, 0, "Not supported: keep 0");
@@ -30,14 +32,17 @@ crema::ConvertImagesetOptions Options() {
                 "--anno_type=" << FLAGS_anno_type
                                << ": convert_annoset writes detection records (give "
                                   "--anno_type=detection); for class labels use convert_imageset");
-  CREMA_REQUIRE(FLAGS_label_type == "xml", "--label_type=" << FLAGS_label_type
-                                                           << ": only xml (Pascal VOC) is read");
+  CREMA_REQUIRE(
+      FLAGS_label_type == "xml" || FLAGS_label_type == "txt",
+      "--label_type=" << FLAGS_label_type
+                      << ": xml (Pascal VOC) and txt (name xmin ymin xmax ymax) are read");
   CREMA_REQUIRE(FLAGS_min_dim == 0 && FLAGS_max_dim == 0,
                 "--min_dim and --max_dim are not supported; resize with --resize_width and "
                 "--resize_height");
   CREMA_REQUIRE(!FLAGS_label_map_file.empty(), "give the label map with --label_map_file");
   crema::ConvertImagesetOptions options;
   options.labels = crema::ssd::LabelsByName(crema::ssd::ReadLabelMap(FLAGS_label_map_file));
+  options.label_type = FLAGS_label_type;
   options.gray = FLAGS_gray;
   options.shuffle = FLAGS_shuffle;
   options.backend = FLAGS_backend;
@@ -57,7 +62,8 @@ int main(int argc, char** argv) {
       "Convert images and their box annotations to an lmdb/leveldb of AnnotatedDatum.\n"
       "Usage:\n"
       "    convert_annoset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
-      "LISTFILE lines are 'relative/image relative/annotation.xml'; DB_NAME must not exist.");
+      "LISTFILE lines are 'relative/image relative/annotation' (.xml, or .txt with\n"
+      "--label_type=txt); DB_NAME must not exist.");
   crema::GlobalInit(&argc, &argv);
   if (argc != 4) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/convert_annoset");

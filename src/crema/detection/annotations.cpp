@@ -19,9 +19,9 @@ LabelMap ReadLabelMap(const std::string& filename) {
   for (int i = 0; i < map.item_size(); ++i) {
     const LabelMapItem& item = map.item(i);
     CREMA_REQUIRE(!item.name().empty(), filename << ": item " << i + 1 << " has no name");
-    CREMA_REQUIRE(item.label() >= 0,
-                  filename << ": item '" << item.name() << "' has label " << item.label()
-                           << "; labels are 0 (background) and up");
+    CREMA_REQUIRE(item.label() >= 0, filename << ": item '" << item.name() << "' has label "
+                                              << item.label()
+                                              << "; labels are 0 (background) and up");
     CREMA_REQUIRE(names.insert(item.name()).second,
                   filename << ": two items are named '" << item.name() << "'");
     CREMA_REQUIRE(labels.insert(item.label()).second,
@@ -114,8 +114,45 @@ VocAnnotation ReadVocAnnotation(const std::string& filename,
   }
 }
 
-void SetAnnotations(const VocAnnotation& annotation, int width, int height,
-                    AnnotatedDatum* datum) {
+VocAnnotation ReadTextAnnotation(const std::string& filename,
+                                 const std::map<std::string, int>& labels) {
+  std::istringstream text(ReadTextFile(filename));
+  VocAnnotation annotation;
+  std::string line;
+  for (int number = 1; std::getline(text, line); ++number) {
+    std::istringstream fields(line);
+    std::string name, extra;
+    VocObject object;
+    if (!(fields >> name)) continue;  // blank
+    const std::string where = filename + ":" + std::to_string(number);
+    CREMA_REQUIRE(
+        fields >> object.xmin >> object.ymin >> object.xmax >> object.ymax && !(fields >> extra),
+        where << ": expected 'name xmin ymin xmax ymax', got '" << line << "'");
+    const auto label = labels.find(name);
+    CREMA_REQUIRE(label != labels.end(),
+                  where << ": the class '" << name << "' is not in the label map");
+    object.label = label->second;
+    CREMA_REQUIRE(object.xmin <= object.xmax && object.ymin <= object.ymax,
+                  where << " ('" << name << "'): the box (" << object.xmin << ", " << object.ymin
+                        << ", " << object.xmax << ", " << object.ymax
+                        << ") has a minimum above its maximum");
+    annotation.objects.push_back(object);
+  }
+  return annotation;
+}
+
+void RequireBoxesInside(const VocAnnotation& annotation, const std::string& filename) {
+  for (size_t i = 0; i < annotation.objects.size(); ++i) {
+    const VocObject& o = annotation.objects[i];
+    CREMA_REQUIRE(
+        o.xmin >= 0 && o.ymin >= 0 && o.xmax <= annotation.width && o.ymax <= annotation.height,
+        filename << ": object " << i + 1 << ": the box (" << o.xmin << ", " << o.ymin << ", "
+                 << o.xmax << ", " << o.ymax << ") leaves the " << annotation.width << " x "
+                 << annotation.height << " image");
+  }
+}
+
+void SetAnnotations(const VocAnnotation& annotation, int width, int height, AnnotatedDatum* datum) {
   datum->set_type(AnnotatedDatum::BBOX);
   datum->clear_annotation_group();
   std::map<int, std::vector<const VocObject*>> by_label;

@@ -40,6 +40,17 @@ struct VocAnnotation {
 VocAnnotation ReadVocAnnotation(const std::string& filename,
                                 const std::map<std::string, int>& labels);
 
+// Reads the fork's text form: one object per line, "name xmin ymin xmax
+// ymax" in pixels (blank lines skipped); the name must be in `labels`, the
+// minimum at most the maximum. The text gives no image size (width and
+// height are 0), and no object is difficult.
+VocAnnotation ReadTextAnnotation(const std::string& filename,
+                                 const std::map<std::string, int>& labels);
+
+// Refuses, naming `filename` and the object, a box that leaves the
+// annotation's width x height image.
+void RequireBoxesInside(const VocAnnotation& annotation, const std::string& filename);
+
 // The objects as the fork's records hold them: coordinates divided by the
 // image's width and height, one AnnotationGroup per label in increasing
 // label order, instance ids counting from 0 within a group; type BBOX.

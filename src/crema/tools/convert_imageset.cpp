@@ -20,8 +20,8 @@
 #include "crema/common.hpp"
 
 #ifdef CREMA_OPENCV
-#include "crema/proto/crema.pb.h"
 #include "crema/detection/annotations.hpp"
+#include "crema/proto/crema.pb.h"
 #include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/image_io.hpp"
@@ -80,10 +80,9 @@ std::vector<ImageListEntry> ReadTwoColumnList(
     text = WithoutTrailingBlanks(text);
     if (text.empty()) continue;
     const size_t split = text.find_last_of(kListBlanks);
-    CREMA_REQUIRE(split != std::string::npos, list_file << ":" << line << ": '" << text
-                                                        << "' has no " << second
-                                                        << " (a line is 'relative/path "
-                                                        << second << "')");
+    CREMA_REQUIRE(split != std::string::npos,
+                  list_file << ":" << line << ": '" << text << "' has no " << second
+                            << " (a line is 'relative/path " << second << "')");
     ImageListEntry entry;
     entry.path = WithoutTrailingBlanks(text.substr(0, split));
     entry.line = line;
@@ -100,18 +99,18 @@ std::vector<ImageListEntry> ReadTwoColumnList(
 }  // namespace
 
 std::vector<ImageListEntry> ReadImageList(const std::string& list_file) {
-  return ReadTwoColumnList(list_file, "label", [&](const std::string& label, ImageListEntry* entry) {
-    CREMA_REQUIRE(ParseListLabel(label, &entry->label),
-                  list_file << ":" << entry->line << ": image '" << entry->path << "': the label '"
-                            << label << "' is not an integer");
-  });
+  return ReadTwoColumnList(
+      list_file, "label", [&](const std::string& label, ImageListEntry* entry) {
+        CREMA_REQUIRE(ParseListLabel(label, &entry->label),
+                      list_file << ":" << entry->line << ": image '" << entry->path
+                                << "': the label '" << label << "' is not an integer");
+      });
 }
 
 std::vector<ImageListEntry> ReadAnnotatedList(const std::string& list_file) {
-  return ReadTwoColumnList(list_file, "annotation file",
-                           [](const std::string& file, ImageListEntry* entry) {
-                             entry->annotation = file;
-                           });
+  return ReadTwoColumnList(
+      list_file, "annotation file",
+      [](const std::string& file, ImageListEntry* entry) { entry->annotation = file; });
 }
 
 void ShuffleImageList(std::vector<ImageListEntry>* entries, unsigned seed) {
@@ -153,19 +152,22 @@ void SerializeAnnotated(const std::string& root_folder, const ImageListEntry& en
                         const ConvertImagesetOptions& options, const Datum& datum,
                         std::string* value) {
   const std::string file = root_folder + entry.annotation;
-  ssd::VocAnnotation annotation = ssd::ReadVocAnnotation(file, options.labels);
+  ssd::VocAnnotation annotation = options.label_type == "txt"
+                                      ? ssd::ReadTextAnnotation(file, options.labels)
+                                      : ssd::ReadVocAnnotation(file, options.labels);
   const bool resized = options.resize_height > 0;
   if (annotation.width == 0 || annotation.height == 0) {
-    CREMA_REQUIRE(!resized, file << ": no <size>, and the image is resized: the boxes cannot "
-                                    "be normalised");
+    CREMA_REQUIRE(!resized, file << ": no image size (a text annotation, or an XML without "
+                                    "<size>), and the image is resized: the boxes cannot be "
+                                    "normalised");
     annotation.width = datum.width();
     annotation.height = datum.height();
   }
-  CREMA_REQUIRE(resized || (annotation.width == datum.width() &&
-                            annotation.height == datum.height()),
-                file << ": <size> says " << annotation.width << " x " << annotation.height
-                     << ", the image '" << entry.path << "' is " << datum.width() << " x "
-                     << datum.height());
+  ssd::RequireBoxesInside(annotation, file);
+  CREMA_REQUIRE(
+      resized || (annotation.width == datum.width() && annotation.height == datum.height()),
+      file << ": <size> says " << annotation.width << " x " << annotation.height << ", the image '"
+           << entry.path << "' is " << datum.width() << " x " << datum.height());
   AnnotatedDatum annotated;
   *annotated.mutable_datum() = datum;
   annotated.mutable_datum()->set_label(-1);

@@ -46,6 +46,9 @@ struct ConvertImagesetOptions {
   std::string encode_type;
   // convert_annoset: class name to label; the records are AnnotatedDatums.
   std::map<std::string, int> labels;
+  // convert_annoset: the annotation files' form, "xml" (Pascal VOC) or
+  // "txt" (lines of "name xmin ymin xmax ymax" in pixels).
+  std::string label_type = "xml";
 };
 
 // Reads an annotated list (SSD's convert_annoset): "image annotation" per
