@@ -169,6 +169,40 @@ TYPED_TEST(MultiBoxLossLayerTest, ThreePriorsTwoBoxesByHand) {
   EXPECT_NEAR(all.Forward(this->Bottom(), this->top_vec_), expected, 1e-5);
 }
 
+// HARD_EXAMPLE on the same three priors: the ranking losses are P1 log 3 +
+// 0.005, P0 log(2 + e) - 1 + 0.005, P2 log(2 + e) - 1 (a background with no
+// localisation). sample_size 2 keeps P1 and P0: both matches, no negative.
+// sample_size 1 keeps P1 alone: P0 loses its match, and the loss is P1's.
+TYPED_TEST(MultiBoxLossLayerTest, HardExampleMiningByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  this->SetPriors({{0, 0, 0.5f, 0.5f}, {0.5f, 0.5f, 1, 1}, {0, 0.5f, 0.5f, 1}}, 1);
+  this->SetTruths({{0, 1, 0, 0, 0, 0.4f, 0.5f, 0}, {0, 2, 0, 0.5f, 0.6f, 1, 1, 0}});
+  this->loc_.Reshape(std::vector<int>{1, 12});
+  this->conf_.Reshape(std::vector<int>{1, 9});
+  SetValues(&this->conf_, {0, 1, 0, 0, 0, 0, 1, 0, 0});
+  const double hard_negative = std::log(2 + std::exp(1.0)) - 1;
+  for (int sample_size : {3, 2, 1}) {
+    SCOPED_TRACE(sample_size);
+    LayerParameter param = this->Param(3);
+    param.mutable_multibox_loss_param()->set_mining_type(MultiBoxLossParameter::HARD_EXAMPLE);
+    param.mutable_multibox_loss_param()->set_sample_size(sample_size);
+    param.mutable_multibox_loss_param()->mutable_nms_param()->set_nms_threshold(0.5f);
+    MultiBoxLossLayer<Dtype> layer(param);
+    layer.SetUp(this->Bottom(), this->top_vec_);
+    const double loss = layer.Forward(this->Bottom(), this->top_vec_);
+    if (sample_size == 1) {
+      EXPECT_EQ(layer.prior_matches()[0].truth, (std::vector<int>{-1, 1, -1}));
+      EXPECT_TRUE(layer.negatives()[0].empty());
+      EXPECT_NEAR(loss, 0.005 + std::log(3.0), 1e-5);
+    } else {
+      EXPECT_EQ(layer.prior_matches()[0].truth, (std::vector<int>{0, 1, -1}));
+      EXPECT_EQ(layer.negatives()[0], sample_size == 3 ? std::vector<int>{2} : std::vector<int>{});
+      const double matched = 0.01 + hard_negative + std::log(3.0);
+      EXPECT_NEAR(loss, (matched + (sample_size == 3 ? hard_negative : 0)) / 2, 1e-5);
+    }
+  }
+}
+
 // Two images of six priors, three truths (one difficult, one padding row),
 // random predictions; the gradient to loc and to conf.
 template <typename Dtype>
@@ -191,14 +225,17 @@ TYPED_TEST(MultiBoxLossLayerTest, GradientWithAndWithoutMining) {
   std::mt19937 rng(1701);
   FillRandom(&this->loc_, 0.3, &rng);
   FillRandom(&this->conf_, 1.0, &rng);
-  for (auto mining : {MultiBoxLossParameter::NONE, MultiBoxLossParameter::MAX_NEGATIVE}) {
+  for (auto mining : {MultiBoxLossParameter::NONE, MultiBoxLossParameter::MAX_NEGATIVE,
+                      MultiBoxLossParameter::HARD_EXAMPLE}) {
     for (auto conf_loss : {MultiBoxLossParameter::SOFTMAX, MultiBoxLossParameter::LOGISTIC}) {
       LayerParameter param = this->Param(3);
       param.mutable_multibox_loss_param()->set_mining_type(mining);
       param.mutable_multibox_loss_param()->set_conf_loss_type(conf_loss);
       param.mutable_multibox_loss_param()->set_code_type(PriorBoxParameter::CENTER_SIZE);
-      // Every eligible negative is taken: a small step cannot change the set.
+      // Every eligible negative (every prior, for HARD_EXAMPLE) is taken: a
+      // small step cannot change the set.
       param.mutable_multibox_loss_param()->set_neg_pos_ratio(100);
+      param.mutable_multibox_loss_param()->set_sample_size(100);
       MultiBoxLossLayer<Dtype> layer(param);
       GradientChecker<Dtype> checker(1e-3, 2e-3);
       checker.CheckGradient(&layer, this->Bottom(), this->top_vec_, 0);
@@ -215,8 +252,10 @@ TYPED_TEST(MultiBoxLossLayerTest, RefusedSettingsAreNamed) {
   this->conf_.Reshape(std::vector<int>{1, 3});
   LayerParameter hard = this->Param(3);
   hard.mutable_multibox_loss_param()->set_mining_type(MultiBoxLossParameter::HARD_EXAMPLE);
+  hard.mutable_multibox_loss_param()->set_sample_size(0);
   MultiBoxLossLayer<Dtype> hard_layer(hard);
-  ExpectSetUpError<Dtype>(&hard_layer, this->Bottom(), this->top_vec_, "HARD_EXAMPLE");
+  ExpectSetUpError<Dtype>(&hard_layer, this->Bottom(), this->top_vec_,
+                          "sample_size is 0; HARD_EXAMPLE needs a positive one");
   MultiBoxLossLayer<Dtype> no_classes(this->Param(0));
   ExpectSetUpError<Dtype>(&no_classes, this->Bottom(), this->top_vec_, "num_classes");
   this->conf_.Reshape(std::vector<int>{1, 4});

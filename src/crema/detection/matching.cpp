@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "crema/common.hpp"
@@ -28,8 +29,8 @@ std::vector<std::vector<GroundTruth>> ReadGroundTruths(const float* rows, int nu
                        << background_label << ")");
     truth.box = {row[3], row[4], row[5], row[6]};
     CREMA_REQUIRE(truth.box.xmin <= truth.box.xmax && truth.box.ymin <= truth.box.ymax,
-                  what << ": ground-truth row " << r << " has an inverted box (" << row[3]
-                       << ", " << row[4] << ", " << row[5] << ", " << row[6] << ")");
+                  what << ": ground-truth row " << r << " has an inverted box (" << row[3] << ", "
+                       << row[4] << ", " << row[5] << ", " << row[6] << ")");
     truth.difficult = row[7] != 0;
     if (truth.difficult && !use_difficult) continue;
     truths[static_cast<int>(row[0])].push_back(truth);
@@ -109,6 +110,30 @@ std::vector<int> MineNegatives(const PriorMatches& matches,
                    });
   std::vector<int> negatives;
   for (size_t i = 0; i < count; ++i) negatives.push_back(candidates[i].second);
+  return negatives;
+}
+
+std::vector<int> MineHardExamples(PriorMatches* matches, const std::vector<float>& loss,
+                                  const std::vector<DetectionBox>& boxes, float nms_threshold,
+                                  int sample_size) {
+  std::vector<int> ranked(loss.size());
+  std::iota(ranked.begin(), ranked.end(), 0);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](int a, int b) { return loss[a] > loss[b]; });
+  std::vector<int> kept;
+  for (int p : ranked) {
+    if (static_cast<int>(kept.size()) >= sample_size) break;
+    const bool suppressed = nms_threshold > 0 && std::any_of(kept.begin(), kept.end(), [&](int q) {
+                              return JaccardOverlap(boxes[p], boxes[q]) > nms_threshold;
+                            });
+    if (!suppressed) kept.push_back(p);
+  }
+  std::vector<bool> selected(loss.size(), false);
+  for (int p : kept) selected[p] = true;
+  std::vector<int> negatives;
+  for (size_t p = 0; p < loss.size(); ++p) {
+    if (matches->truth[p] >= 0 && !selected[p]) matches->truth[p] = -1;
+    if (matches->truth[p] < 0 && selected[p]) negatives.push_back(static_cast<int>(p));
+  }
   return negatives;
 }
 

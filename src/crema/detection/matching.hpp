@@ -55,6 +55,16 @@ std::vector<int> MineNegatives(const PriorMatches& matches,
                                const std::vector<float>& background_loss, float neg_pos_ratio,
                                float neg_overlap);
 
+// Hard example mining (HARD_EXAMPLE): ranks every prior by `loss` (its
+// confidence loss against its target, plus the localisation loss of a
+// matched prior), keeps the sample_size largest, first thinning them by
+// greedy NMS over the priors' predicted `boxes` at nms_threshold when that
+// is positive (lower index first among equal losses). Matched priors not
+// kept lose their match; unmatched priors kept are returned, as negatives.
+std::vector<int> MineHardExamples(PriorMatches* matches, const std::vector<float>& loss,
+                                  const std::vector<DetectionBox>& boxes, float nms_threshold,
+                                  int sample_size);
+
 }  // namespace ssd
 }  // namespace crema
 

@@ -17,9 +17,9 @@ void MultiBoxLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& botto
 template <typename Dtype>
 void MultiBoxLossLayer<Dtype>::ReadParameters() {
   const MultiBoxLossParameter& p = this->layer_param_.multibox_loss_param();
-  CREMA_LAYER_REQUIRE(p.num_classes() >= 1 && p.num_classes() <= INT_MAX / 4,
-                      "needs multibox_loss_param.num_classes of at least 1, got "
-                          << p.num_classes());
+  CREMA_LAYER_REQUIRE(
+      p.num_classes() >= 1 && p.num_classes() <= INT_MAX / 4,
+      "needs multibox_loss_param.num_classes of at least 1, got " << p.num_classes());
   num_classes_ = static_cast<int>(p.num_classes());
   background_label_ = static_cast<int>(p.background_label_id());
   CREMA_LAYER_REQUIRE(background_label_ < num_classes_,
@@ -39,27 +39,36 @@ void MultiBoxLossLayer<Dtype>::ReadParameters() {
   if (p.has_do_neg_mining()) {
     const MultiBoxLossParameter::MiningType said =
         p.do_neg_mining() ? MultiBoxLossParameter::MAX_NEGATIVE : MultiBoxLossParameter::NONE;
-    CREMA_LAYER_REQUIRE(!p.has_mining_type() || (mining != MultiBoxLossParameter::NONE) ==
-                                                    p.do_neg_mining(),
-                        "do_neg_mining: " << (p.do_neg_mining() ? "true" : "false")
-                                          << " contradicts mining_type "
-                                          << MultiBoxLossParameter::MiningType_Name(mining));
+    CREMA_LAYER_REQUIRE(
+        !p.has_mining_type() || (mining != MultiBoxLossParameter::NONE) == p.do_neg_mining(),
+        "do_neg_mining: " << (p.do_neg_mining() ? "true" : "false") << " contradicts mining_type "
+                          << MultiBoxLossParameter::MiningType_Name(mining));
     if (!p.has_mining_type()) mining = said;
   }
-  CREMA_LAYER_REQUIRE(mining != MultiBoxLossParameter::HARD_EXAMPLE,
-                      "mining_type HARD_EXAMPLE is not supported (MAX_NEGATIVE and NONE are)");
-  mining_ = mining == MultiBoxLossParameter::MAX_NEGATIVE;
+  mining_ = mining;
   neg_pos_ratio_ = p.neg_pos_ratio();
   neg_overlap_ = p.neg_overlap();
-  CREMA_LAYER_REQUIRE(!mining_ || (std::isfinite(neg_pos_ratio_) && neg_pos_ratio_ > 0),
+  CREMA_LAYER_REQUIRE(mining_ != MultiBoxLossParameter::MAX_NEGATIVE ||
+                          (std::isfinite(neg_pos_ratio_) && neg_pos_ratio_ > 0),
                       "neg_pos_ratio is " << neg_pos_ratio_ << "; it must be positive");
+  if (mining_ == MultiBoxLossParameter::HARD_EXAMPLE) {
+    sample_size_ = p.sample_size();
+    CREMA_LAYER_REQUIRE(sample_size_ > 0,
+                        "sample_size is " << sample_size_ << "; HARD_EXAMPLE needs a positive one");
+    mining_nms_threshold_ = p.has_nms_param() ? p.nms_param().nms_threshold() : 0.f;
+    CREMA_LAYER_REQUIRE(
+        mining_nms_threshold_ >= 0 && mining_nms_threshold_ <= 1,
+        "nms_param.nms_threshold is " << mining_nms_threshold_ << "; it must be in [0, 1]");
+    CREMA_LAYER_REQUIRE(mining_nms_threshold_ == 0 || share_location_,
+                        "HARD_EXAMPLE with nms_param needs share_location: true");
+  }
   CREMA_LAYER_REQUIRE(!p.bp_inside(), "bp_inside is not supported");
   code_type_ = p.code_type();
   encode_variance_in_target_ = p.encode_variance_in_target();
   map_object_to_agnostic_ = p.map_object_to_agnostic();
-  CREMA_LAYER_REQUIRE(!map_object_to_agnostic_ || num_classes_ == 2,
-                      "map_object_to_agnostic needs num_classes 2 (background and object), got "
-                          << num_classes_);
+  CREMA_LAYER_REQUIRE(
+      !map_object_to_agnostic_ || num_classes_ == 2,
+      "map_object_to_agnostic needs num_classes 2 (background and object), got " << num_classes_);
   ignore_cross_boundary_ = p.ignore_cross_boundary_bbox();
   smooth_l1_ = p.loc_loss_type() == MultiBoxLossParameter::SMOOTH_L1;
   softmax_ = p.conf_loss_type() == MultiBoxLossParameter::SOFTMAX;
@@ -84,9 +93,9 @@ void MultiBoxLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
                       "bottom 1 (conf) holds " << bottom[1]->count(1) << " values per image; "
                                                << num_priors_ << " priors x " << num_classes_
                                                << " classes expected");
-  CREMA_LAYER_REQUIRE(bottom[3]->count() % 8 == 0,
-                      "bottom 3 (ground truth) has shape " << bottom[3]->shape_string()
-                                                           << "; expected rows of 8");
+  CREMA_LAYER_REQUIRE(bottom[3]->count() % 8 == 0, "bottom 3 (ground truth) has shape "
+                                                       << bottom[3]->shape_string()
+                                                       << "; expected rows of 8");
   loc_gradient_.ReshapeLike(*bottom[0]);
   conf_gradient_.ReshapeLike(*bottom[1]);
 }
@@ -147,33 +156,57 @@ Dtype MultiBoxLossLayer<Dtype>::ConfidenceLoss(const Dtype* scores, int label,
 }
 
 template <typename Dtype>
+double MultiBoxLossLayer<Dtype>::PriorLocalisationLoss(const Blob<Dtype>& loc,
+                                                       const std::vector<ssd::DetectionBox>& priors,
+                                                       const Dtype* variances, int n, int p,
+                                                       const ssd::GroundTruth& truth,
+                                                       Dtype* gradient) const {
+  const float v[4] = {float(variances[4 * p]), float(variances[4 * p + 1]),
+                      float(variances[4 * p + 2]), float(variances[4 * p + 3])};
+  const ssd::DetectionBox target =
+      ssd::EncodeBox(priors[p], v, truth.box, code_type_, encode_variance_in_target_);
+  const float targets[4] = {target.xmin, target.ymin, target.xmax, target.ymax};
+  const int loc_class = share_location_ ? 0 : truth.label;
+  const size_t at = static_cast<size_t>(n) * loc.count(1) +
+                    (static_cast<size_t>(p) * num_loc_classes_ + loc_class) * 4;
+  double loss = 0;
+  for (int k = 0; k < 4; ++k) {
+    const double d = double(loc.cpu_data()[at + k]) - targets[k];
+    const bool linear = smooth_l1_ && std::abs(d) >= 1;
+    loss += linear ? std::abs(d) - 0.5 : 0.5 * d * d;
+    if (gradient) gradient[at + k] = Dtype(linear ? (d > 0 ? 1 : -1) : d);
+  }
+  return loss;
+}
+
+template <typename Dtype>
 double MultiBoxLossLayer<Dtype>::LocalisationLoss(const Blob<Dtype>& loc,
                                                   const std::vector<ssd::DetectionBox>& priors,
                                                   const Dtype* variances, int n,
                                                   const std::vector<ssd::GroundTruth>& truths,
                                                   Dtype* gradient) const {
-  const size_t image = static_cast<size_t>(n) * loc.count(1);
   double loss = 0;
   for (int p = 0; p < num_priors_; ++p) {
     const int t = matches_[n].truth[p];
-    if (t < 0) continue;
-    const float v[4] = {float(variances[4 * p]), float(variances[4 * p + 1]),
-                        float(variances[4 * p + 2]), float(variances[4 * p + 3])};
-    const ssd::DetectionBox target =
-        ssd::EncodeBox(priors[p], v, truths[t].box, code_type_, encode_variance_in_target_);
-    const float targets[4] = {target.xmin, target.ymin, target.xmax, target.ymax};
-    const int loc_class = share_location_ ? 0 : truths[t].label;
-    const size_t at = image + (static_cast<size_t>(p) * num_loc_classes_ + loc_class) * 4;
-    for (int k = 0; k < 4; ++k) {
-      const double d = double(loc.cpu_data()[at + k]) - targets[k];
-      if (smooth_l1_ && std::abs(d) >= 1) {
-        loss += std::abs(d) - 0.5;
-        gradient[at + k] = Dtype(d > 0 ? 1 : -1);
-      } else {
-        loss += 0.5 * d * d;
-        gradient[at + k] = Dtype(d);
-      }
-    }
+    if (t >= 0) loss += PriorLocalisationLoss(loc, priors, variances, n, p, truths[t], gradient);
+  }
+  return loss;
+}
+
+template <typename Dtype>
+std::vector<float> MultiBoxLossLayer<Dtype>::MiningLoss(
+    const Blob<Dtype>& loc, const Blob<Dtype>& conf, const std::vector<ssd::DetectionBox>& priors,
+    const Dtype* variances, int n) const {
+  std::vector<float> loss(num_priors_);
+  for (int p = 0; p < num_priors_; ++p) {
+    const int t = matches_[n].truth[p];
+    const int label = t >= 0 ? truths_[n][t].label : background_label_;
+    const Dtype* scores =
+        conf.cpu_data() + (static_cast<size_t>(n) * num_priors_ + p) * num_classes_;
+    double value = ConfidenceLoss(scores, label, nullptr);
+    if (t >= 0)
+      value += PriorLocalisationLoss(loc, priors, variances, n, p, truths_[n][t], nullptr);
+    loss[p] = static_cast<float>(value);
   }
   return loss;
 }
@@ -185,7 +218,7 @@ std::vector<std::pair<int, int>> MultiBoxLossLayer<Dtype>::ConfidenceTargets(int
     const int t = matches_[n].truth[p];
     if (t >= 0) {
       targets.emplace_back(p, truths_[n][t].label);
-    } else if (!mining_) {
+    } else if (mining_ == MultiBoxLossParameter::NONE) {
       targets.emplace_back(p, background_label_);
     }
   }
@@ -217,9 +250,9 @@ void MultiBoxLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bott
   }
   for (const auto& image : truths_) {
     for (const auto& truth : image) {
-      CREMA_LAYER_REQUIRE(truth.label < num_classes_,
-                          "a ground truth has label " << truth.label << "; the layer has "
-                                                      << num_classes_ << " classes");
+      CREMA_LAYER_REQUIRE(truth.label < num_classes_, "a ground truth has label "
+                                                          << truth.label << "; the layer has "
+                                                          << num_classes_ << " classes");
     }
   }
   const std::vector<ssd::DetectionBox> priors = Priors(prior);
@@ -236,11 +269,19 @@ void MultiBoxLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bott
     const std::vector<ssd::DetectionBox> boxes =
         use_prior_for_matching_ ? priors : PredictedBoxes(loc, prior, n);
     matches_[n] = ssd::MatchPriors(boxes, truths_[n], per_prediction_, overlap_threshold_, ignored);
+    if (mining_ == MultiBoxLossParameter::HARD_EXAMPLE) {
+      const std::vector<ssd::DetectionBox> predicted =
+          mining_nms_threshold_ > 0 ? PredictedBoxes(loc, prior, n) : boxes;
+      negatives_[n] =
+          ssd::MineHardExamples(&matches_[n], MiningLoss(loc, conf, priors, variances, n),
+                                predicted, mining_nms_threshold_, sample_size_);
+    }
     num_matches_ += matches_[n].matched();
-    if (!mining_) continue;
+    if (mining_ != MultiBoxLossParameter::MAX_NEGATIVE) continue;
     std::vector<float> background_loss(num_priors_);
     for (int p = 0; p < num_priors_; ++p) {
-      const Dtype* scores = conf.cpu_data() + (static_cast<size_t>(n) * num_priors_ + p) * num_classes_;
+      const Dtype* scores =
+          conf.cpu_data() + (static_cast<size_t>(n) * num_priors_ + p) * num_classes_;
       background_loss[p] = float(ConfidenceLoss(scores, background_label_, nullptr));
     }
     negatives_[n] = ssd::MineNegatives(matches_[n], background_loss, neg_pos_ratio_, neg_overlap_);
@@ -275,8 +316,7 @@ void MultiBoxLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top
     cpu_scale(bottom[0]->count(), scale, loc_gradient_.cpu_data(), bottom[0]->mutable_cpu_diff());
   }
   if (propagate_down[1]) {
-    cpu_scale(bottom[1]->count(), scale, conf_gradient_.cpu_data(),
-              bottom[1]->mutable_cpu_diff());
+    cpu_scale(bottom[1]->count(), scale, conf_gradient_.cpu_data(), bottom[1]->mutable_cpu_diff());
   }
 }
 

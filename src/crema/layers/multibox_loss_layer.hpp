@@ -62,10 +62,20 @@ class MultiBoxLossLayer : public LossLayer<Dtype> {
   // The confidence loss of prior p of image n for class `label`, and its
   // gradient into `gradient` (num_classes values) when not null.
   Dtype ConfidenceLoss(const Dtype* scores, int label, Dtype* gradient) const;
+  // The localisation loss of prior p of image n against ground truth t
+  // (and its gradient into `gradient`, laid out as loc, when not null).
+  double PriorLocalisationLoss(const Blob<Dtype>& loc, const std::vector<ssd::DetectionBox>& priors,
+                               const Dtype* variances, int n, int p, const ssd::GroundTruth& truth,
+                               Dtype* gradient) const;
+  // HARD_EXAMPLE's ranking loss of every prior of image n: the confidence
+  // loss against its target plus a matched prior's localisation loss.
+  std::vector<float> MiningLoss(const Blob<Dtype>& loc, const Blob<Dtype>& conf,
+                                const std::vector<ssd::DetectionBox>& priors,
+                                const Dtype* variances, int n) const;
   // Sums the localisation loss of image n's matches (and its gradient).
   double LocalisationLoss(const Blob<Dtype>& loc, const std::vector<ssd::DetectionBox>& priors,
-                          const Dtype* variances, int n, const std::vector<ssd::GroundTruth>& truths,
-                          Dtype* gradient) const;
+                          const Dtype* variances, int n,
+                          const std::vector<ssd::GroundTruth>& truths, Dtype* gradient) const;
   // The priors of image n whose confidence counts, with their targets.
   std::vector<std::pair<int, int>> ConfidenceTargets(int n) const;
   Dtype LossNormalizer() const;
@@ -78,7 +88,11 @@ class MultiBoxLossLayer : public LossLayer<Dtype> {
   bool per_prediction_ = true;
   bool use_prior_for_matching_ = true;
   bool use_difficult_gt_ = true;
-  bool mining_ = true;
+  // NONE: every prior's confidence counts; MAX_NEGATIVE and HARD_EXAMPLE:
+  // the matches' and the mined negatives'.
+  MultiBoxLossParameter::MiningType mining_ = MultiBoxLossParameter::MAX_NEGATIVE;
+  float mining_nms_threshold_ = 0;  // HARD_EXAMPLE: nms_param's, 0 for none
+  int sample_size_ = 64;            // HARD_EXAMPLE
   bool smooth_l1_ = true;
   bool softmax_ = true;
   bool map_object_to_agnostic_ = false;
