@@ -93,13 +93,12 @@ def write(text, out):
         sys.stdout.write(text)
 
 
-def ssd_heads(net, image, sources, num_classes, nms_threshold=0.45, top_k=100, keep_top_k=100,
-              confidence_threshold=0.25):
-    """SSD's multibox heads and DetectionOutput (Liu et al. 2016, as the SSD
-    fork writes them): for each source (blob, min_size, max_size or None,
-    aspect ratios, step or None) a 3x3 location and confidence convolution,
-    Permute to NHWC and Flatten, and a PriorBox; the three concatenated; the
-    confidences softmaxed per prior. Returns the DetectionOutput's top."""
+def multibox_heads(net, image, sources, num_classes):
+    """SSD's multibox heads (Liu et al. 2016, as the SSD fork writes them):
+    for each source (blob, min_size, max_size or None, aspect ratios, step or
+    None) a 3x3 location and confidence convolution, Permute to NHWC and
+    Flatten, and a PriorBox; each kind concatenated into mbox_loc, mbox_conf
+    (before the softmax: what MultiBoxLoss takes) and mbox_priorbox."""
     locs, confs, priors = [], [], []
     for blob, min_size, max_size, ratios, step in sources:
         per_cell = 1 + (1 if max_size else 0) + 2 * len(ratios)
@@ -114,22 +113,37 @@ def ssd_heads(net, image, sources, num_classes, nms_threshold=0.45, top_k=100, k
                                 params("prior_box_param", min_size=min_size, max_size=max_size,
                                        aspect_ratio=list(ratios), flip=True, clip=False,
                                        variance=[0.1, 0.1, 0.2, 0.2], step=step, offset=0.5)))
-    loc = net.layer("mbox_loc", "Concat", locs, "mbox_loc", "concat_param { axis: 1 }")
-    conf = net.layer("mbox_conf", "Concat", confs, "mbox_conf", "concat_param { axis: 1 }")
-    prior = net.layer("mbox_priorbox", "Concat", priors, "mbox_priorbox", "concat_param { axis: 2 }")
-    net.layer("mbox_conf_reshape", "Reshape", conf, "mbox_conf_reshape",
+    net.layer("mbox_loc", "Concat", locs, "mbox_loc", "concat_param { axis: 1 }")
+    net.layer("mbox_conf", "Concat", confs, "mbox_conf", "concat_param { axis: 1 }")
+    net.layer("mbox_priorbox", "Concat", priors, "mbox_priorbox", "concat_param { axis: 2 }")
+
+
+def detection_output(net, num_classes, nms_threshold=0.45, top_k=100, keep_top_k=100,
+                     confidence_threshold=0.25):
+    """The confidences of multibox_heads softmaxed per prior, and
+    DetectionOutput (CENTER_SIZE boxes). Returns its top."""
+    net.layer("mbox_conf_reshape", "Reshape", "mbox_conf", "mbox_conf_reshape",
               f"reshape_param {{ shape {{ dim: 0 dim: -1 dim: {num_classes} }} }}")
     net.layer("mbox_conf_softmax", "Softmax", "mbox_conf_reshape", "mbox_conf_softmax",
               "softmax_param { axis: 2 }")
     net.layer("mbox_conf_flatten", "Flatten", "mbox_conf_softmax", "mbox_conf_flatten",
               "flatten_param { axis: 1 }")
-    return net.layer("detection_out", "DetectionOutput", [loc, "mbox_conf_flatten", prior],
-                     "detection_out",
+    return net.layer("detection_out", "DetectionOutput",
+                     ["mbox_loc", "mbox_conf_flatten", "mbox_priorbox"], "detection_out",
                      params("detection_output_param", num_classes=num_classes,
                             share_location=True, background_label_id=0,
                             nms_param={"nms_threshold": nms_threshold, "top_k": top_k},
                             code_type="CENTER_SIZE", keep_top_k=keep_top_k,
                             confidence_threshold=confidence_threshold))
+
+
+def ssd_heads(net, image, sources, num_classes, nms_threshold=0.45, top_k=100, keep_top_k=100,
+              confidence_threshold=0.25):
+    """multibox_heads and detection_output: a deploy net's SSD end. Returns
+    the DetectionOutput's top."""
+    multibox_heads(net, image, sources, num_classes)
+    return detection_output(net, num_classes, nms_threshold, top_k, keep_top_k,
+                            confidence_threshold)
 
 
 DEPTHWISE_TYPES = ["Convolution", "ConvolutionDepthwise", "DepthwiseConvolution"]

@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from netwriter import NetWriter, params  # noqa: E402
+from netwriter import NetWriter, detection_output, multibox_heads, params  # noqa: E402
 
 NUM_CLASSES = 4  # background and three shapes
 # (depthwise stride, pointwise outputs) after conv0 (16 channels, stride 2).
@@ -61,42 +61,15 @@ def backbone(net, data, train):
 
 
 def heads(net, data, sources):
-    """Location and confidence heads (3x3), permuted to NHWC and flattened,
-    and the priors, each concatenated over the sources."""
-    locs, confs, priors = [], [], []
-    for index, min_size, max_size in SOURCES:
-        blob = sources[index]
-        per_cell = 4  # aspect 1, sqrt(min * max), 2 and 1/2
-        for what, width, names in (("loc", 4, locs), ("conf", NUM_CLASSES, confs)):
-            head = net.conv(f"{blob}_mbox_{what}", blob, per_cell * width, 3)
-            perm = net.layer(f"{head}_perm", "Permute", head, f"{head}_perm",
-                             params("permute_param", order=[0, 2, 3, 1]))
-            names.append(net.layer(f"{head}_flat", "Flatten", perm, f"{head}_flat",
-                                   "flatten_param { axis: 1 }"))
-        priors.append(net.layer(f"{blob}_mbox_priorbox", "PriorBox", [blob, data],
-                                f"{blob}_mbox_priorbox",
-                                params("prior_box_param", min_size=min_size, max_size=max_size,
-                                       aspect_ratio=[2], flip=True, clip=False,
-                                       variance=[0.1, 0.1, 0.2, 0.2], offset=0.5)))
-    net.layer("mbox_loc", "Concat", locs, "mbox_loc", "concat_param { axis: 1 }")
-    net.layer("mbox_conf", "Concat", confs, "mbox_conf", "concat_param { axis: 1 }")
-    net.layer("mbox_priorbox", "Concat", priors, "mbox_priorbox", "concat_param { axis: 2 }")
+    """Location and confidence heads and priors on the three sources:
+    aspect ratios 1 and 2 (flipped) and sqrt(min * max), four per cell."""
+    multibox_heads(net, data, [(sources[index], min_size, max_size, [2], None)
+                               for index, min_size, max_size in SOURCES], NUM_CLASSES)
 
 
-def detection_output(net, confidence, keep_top_k):
-    net.layer("mbox_conf_reshape", "Reshape", "mbox_conf", "mbox_conf_reshape",
-              f"reshape_param {{ shape {{ dim: 0 dim: -1 dim: {NUM_CLASSES} }} }}")
-    net.layer("mbox_conf_softmax", "Softmax", "mbox_conf_reshape", "mbox_conf_softmax",
-              "softmax_param { axis: 2 }")
-    net.layer("mbox_conf_flatten", "Flatten", "mbox_conf_softmax", "mbox_conf_flatten",
-              "flatten_param { axis: 1 }")
-    return net.layer("detection_out", "DetectionOutput",
-                     ["mbox_loc", "mbox_conf_flatten", "mbox_priorbox"], "detection_out",
-                     params("detection_output_param", num_classes=NUM_CLASSES,
-                            share_location=True, background_label_id=0,
-                            nms_param={"nms_threshold": 0.45, "top_k": 200},
-                            code_type="CENTER_SIZE", keep_top_k=keep_top_k,
-                            confidence_threshold=confidence))
+def deploy_end(net, confidence, keep_top_k):
+    return detection_output(net, NUM_CLASSES, top_k=200, keep_top_k=keep_top_k,
+                            confidence_threshold=confidence)
 
 
 def annotated_data(net, source, batch, size, train):
@@ -146,7 +119,7 @@ def test_net(size, data_dir, batch=50):
     net = NetWriter("ssd_shapes_test")
     annotated_data(net, f"{data_dir}/test_lmdb", batch, size, train=False)
     heads(net, "data", backbone(net, "data", train=False))
-    detection_output(net, confidence=0.01, keep_top_k=100)
+    deploy_end(net, confidence=0.01, keep_top_k=100)
     net.layer("detection_eval", "DetectionEvaluate", ["detection_out", "label"],
               "detection_eval",
               params("detection_evaluate_param", num_classes=NUM_CLASSES,
@@ -159,7 +132,7 @@ def deploy_net(size):
     net = NetWriter("ssd_shapes_deploy")
     net.input("data", [1, 3, size, size])
     heads(net, "data", backbone(net, "data", train=None))
-    detection_output(net, confidence=0.25, keep_top_k=50)
+    deploy_end(net, confidence=0.25, keep_top_k=50)
     return net.text()
 
 
