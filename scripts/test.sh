@@ -83,7 +83,7 @@ else
 fi
 
 # The kernels that split their work over the thread pool are checked too.
-thread_units="context;blocking_queue;internal_thread;thread_pool;producer_priority;data_reader;data_layer;parallel;math_functions;convolution_layer;pooling_layer;lrn_layer"
+thread_units="context;blocking_queue;internal_thread;thread_pool;producer_priority;data_reader;data_layer;annotated_data_layer;parallel;math_functions;convolution_layer;pooling_layer;lrn_layer"
 step "ThreadSanitizer: $thread_units; the crema tool"
 # oneDNN runs on OpenMP, whose synchronisation ThreadSanitizer cannot see: the
 # TSan build checks Crema's own threads with the reference layers.

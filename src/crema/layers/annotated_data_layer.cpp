@@ -64,6 +64,11 @@ AnnotatedDataLayer<Dtype>::AnnotatedDataLayer(const LayerParameter& param)
   plain.clear_mirror();
 }
 
+template <typename Dtype>
+AnnotatedDataLayer<Dtype>::~AnnotatedDataLayer() {
+  this->StopInternalThread();
+}
+
 #ifdef CREMA_OPENCV
 
 namespace {

@@ -26,6 +26,8 @@ class AnnotatedDataLayer : public DataLayer<Dtype> {
   // Refuses settings it would not apply (crop_size, FIT_SMALL_SIZE, a
   // resize probability below 1, a bad sampler) naming the layer.
   explicit AnnotatedDataLayer(const LayerParameter& param);
+  // The prefetch thread reads augmentation_: stopped before it goes.
+  ~AnnotatedDataLayer() override;
   void DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                       const std::vector<Blob<Dtype>*>& top) override;
   const char* type() const override { return "AnnotatedData"; }
