@@ -8,6 +8,10 @@ build/python-package unless CREMA_BUILD_DIR names an existing build) and
 installs the package with libcrema.so beside the extension (found through
 its $ORIGIN run path). numpy and protobuf come from Debian's python3-numpy and
 python3-protobuf (hence --system-site-packages).
+
+It also installs `caffe`, the alias that answers `import caffe` with crema's
+modules, unless CREMA_CAFFE_ALIAS=0 (for an environment that holds a real
+Caffe's pycaffe).
 """
 import os
 import pathlib
@@ -38,6 +42,17 @@ class BuildWithCMake(build_py):
                         ignore=shutil.ignore_patterns("__pycache__"))
         for library in build.glob("libcrema.so*"):
             shutil.copy2(library, target, follow_symlinks=True)
+        alias = pathlib.Path(self.build_lib) / "caffe"
+        if alias.exists():
+            shutil.rmtree(alias)
+        if with_caffe_alias():
+            shutil.copytree(build / "python/caffe", alias,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def with_caffe_alias():
+    """Whether to install the `caffe` alias (CREMA_CAFFE_ALIAS=0 leaves it out)."""
+    return os.environ.get("CREMA_CAFFE_ALIAS", "1") not in ("0", "OFF", "off", "no")
 
 
 class BinaryDistribution(Distribution):
@@ -52,7 +67,7 @@ setup(
     distclass=BinaryDistribution,
     version="0.1.0",
     description="Crema: a Caffe-compatible deep-learning framework (pycaffe's API)",
-    packages=["crema", "crema.proto"],
+    packages=["crema", "crema.proto"] + (["caffe"] if with_caffe_alias() else []),
     package_dir={"": "python"},
     cmdclass={"build_py": BuildWithCMake},
     python_requires=">=3.9",

@@ -214,8 +214,9 @@ class Function:
         self.type_name = type_name
         for index, inp in enumerate(inputs):
             if not isinstance(inp, Top):
-                raise TypeError('%s input %d is not a Top (type is %s)'
-                                % (type_name, index, type(inp).__name__))
+                # pycaffe's words: scripts match on them.
+                raise TypeError('{} input {} is not a Top (type is {})'
+                                .format(type_name, index, type(inp)))
         self.inputs = tuple(inputs)
         params = dict(params)
         self.ntop = params.pop('ntop', 1)

@@ -11,7 +11,8 @@ from itertools import zip_longest
 
 import numpy as np
 
-from ._crema import Net
+from ._crema import NCCL, Net, Solver
+from .proto import caffe_pb2
 
 
 def _blobs(self):
@@ -76,17 +77,24 @@ def _layer_index(self, name, default):
     return names.index(name)
 
 
+# pycaffe's own sentences, which scripts match on, begin each message.
+_MISMATCH = {"data": "Input blob arguments do not match net inputs.",
+             "diff": "Top diff arguments do not match net outputs."}
+_NOT_BATCH_SIZED = {"data": "Input is not batch sized", "diff": "Diff is not batch sized"}
+
+
 def _fill(self, values, allowed, field, what):
     """Copies arrays given by blob name into those blobs' data or diff."""
     unknown = set(values) - set(allowed)
     if unknown:
-        raise ValueError("%s %s are not among the net's %s %s"
-                         % (what, sorted(unknown), what, allowed))
+        raise ValueError("%s %s %s are not among the net's %s %s"
+                         % (_MISMATCH[field], what, sorted(unknown), what, allowed))
     for name, array in values.items():
         blob = self.blobs[name]
         if np.shape(array)[0] != blob.shape[0]:
-            raise ValueError("%s %r has %d items, the blob's batch is %d"
-                             % (what, name, np.shape(array)[0], blob.shape[0]))
+            raise ValueError("%s: %s %r has %d items, the blob's batch is %d"
+                             % (_NOT_BATCH_SIZED[field], what, name, np.shape(array)[0],
+                                blob.shape[0]))
         getattr(blob, field)[...] = array
 
 
@@ -174,6 +182,28 @@ def _set_input_arrays(self, data, labels):
     self._set_input_arrays(data, labels)
 
 
+def _after_backward(self, nccl):
+    """BVLC's layer-wise reduce hook, for an NCCL object only: the gradients
+    of nccl's solver (whose net this must be) are averaged over the group at
+    each iteration. Crema averages them all at once when the backward pass
+    ends, so this and solver.add_callback(nccl) register the same averaging,
+    once however often either is called."""
+    if not isinstance(nccl, NCCL):
+        raise TypeError("after_backward takes an NCCL object (Crema runs no Python "
+                        "callbacks between layers), got %r" % (nccl,))
+    if nccl._solver.net is not self:
+        raise ValueError("after_backward: this NCCL object was made for another net's solver")
+    nccl._attach()
+
+
+def _solver_param(self):
+    """The solver's settings, a caffe_pb2.SolverParameter (a copy: changing it
+    changes nothing)."""
+    param = caffe_pb2.SolverParameter()
+    param.ParseFromString(self._param_string)
+    return param
+
+
 Net.blobs = property(_blobs)
 Net.params = property(_params)
 Net.layer_dict = property(_layer_dict)
@@ -187,3 +217,5 @@ Net.backward = _backward
 Net.forward_all = _forward_all
 Net.forward_backward_all = _forward_backward_all
 Net.set_input_arrays = _set_input_arrays
+Net.after_backward = _after_backward
+Solver.param = property(_solver_param)

@@ -7,6 +7,7 @@
 #include "crema/common.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/python_layer/python_layer.hpp"
+#include "crema/util/benchmark.hpp"
 #include "crema/util/io.hpp"
 
 namespace py = pybind11;
@@ -14,6 +15,43 @@ namespace py = pybind11;
 namespace crema {
 namespace python {
 namespace {
+
+// pycaffe's data-parallel settings of the calling thread's Context: the
+// number of solvers that train one model (over every process) and this
+// solver's rank among them. Each training data layer reads every
+// solver_count-th record, starting at its rank; rank 0 tests, snapshots and
+// logs. Set the count before the rank, and both before building the solver.
+void BindDataParallelSettings(py::module_& m) {
+  m.def("solver_count", &Context::solver_count, "Solvers training one model, in all processes.");
+  m.def(
+      "set_solver_count",
+      [](int count) {
+        CREMA_REQUIRE(count >= 1, "set_solver_count: " << count << " solvers; give 1 or more");
+        Context::set_solver_count(count);
+      },
+      py::arg("count"));
+  m.def("solver_rank", &Context::solver_rank, "This solver's rank, in [0, solver_count()).");
+  m.def(
+      "set_solver_rank",
+      [](int rank) {
+        CREMA_REQUIRE(rank >= 0, "set_solver_rank: rank " << rank << " is negative");
+        Context::set_solver_rank(rank);
+      },
+      py::arg("rank"));
+  m.def("set_multiprocess", &Context::set_multiprocess, py::arg("multiprocess"),
+        "Records that this process is one of several training one model.");
+}
+
+// pycaffe's Timer: wall time on the CPU, the device's own events in GPU mode
+// (the mode when the timer is made).
+void BindTimer(py::module_& m) {
+  py::class_<Timer>(m, "Timer")
+      .def(py::init<>())
+      .def("start", &Timer::Start)
+      .def("stop", &Timer::Stop)
+      .def_property_readonly("ms", &Timer::MilliSeconds,
+                             "Milliseconds between the last start and stop (stops a running one).");
+}
 
 void BindModuleFunctions(py::module_& m) {
   m.def(
@@ -30,8 +68,18 @@ void BindModuleFunctions(py::module_& m) {
   m.def("layer_type_list", &LayerRegistry<float>::LayerTypeList,
         "The layer types a prototxt may name.");
   m.def(
-      "init_log", [](int level) { FLAGS_minloglevel = level; }, py::arg("level") = 0,
-      "Logs at this glog level and above (0 INFO, 1 WARNING, 2 ERROR).");
+      "init_log",
+      [](int level, bool to_stderr) {
+        FLAGS_minloglevel = level;
+        if (to_stderr) FLAGS_logtostderr = true;
+      },
+      py::arg("level") = 0, py::arg("stderr") = false,
+      "Logs at this glog level and above (0 INFO, 1 WARNING, 2 ERROR); stderr=True logs "
+      "to standard error instead of glog's files.");
+  m.def(
+      "log", [](const std::string& message) { LOG(INFO) << message; }, py::arg("message"),
+      "Writes message to Crema's log at INFO.");
+  BindDataParallelSettings(m);
   m.def(
       "_write_file",
       [](const std::string& filename, const py::bytes& contents) {
@@ -53,6 +101,7 @@ PYBIND11_MODULE(_crema, m) {
   // wrong shape) raises crema.Error, a RuntimeError, with its message.
   py::register_exception<crema::Error>(m, "Error", PyExc_RuntimeError);
   crema::python::BindModuleFunctions(m);
+  crema::python::BindTimer(m);
   crema::python::BindNet(m);
   crema::python::BindSolvers(m);
   crema::python::BindImages(m);

@@ -206,6 +206,11 @@ DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* st
   const int rank = train ? Context::solver_rank() : 0;
   const int solver_count = train ? Context::solver_count() : 1;
   const int local_count = train ? std::max(1, Context::local_solver_count()) : 1;
+  // Reachable from Python (set_solver_count, set_solver_rank): a rank no
+  // round of the reader serves would wait for records forever.
+  CREMA_REQUIRE(rank >= 0 && rank < solver_count,
+                "layer '" << param.name() << "' (" << param.type() << "): solver rank " << rank
+                          << " is outside [0, solver count " << solver_count << ")");
   const int first_local = rank / local_count * local_count;
   queue_pair_.reset(
       new QueuePair(rank, batch * std::max(prefetch, 1), "layer '" + param.name() + "'"));

@@ -15,13 +15,15 @@ class Timer {
   ~Timer();
   void Start();
   void Stop();
-  // Time between the last Start and Stop.
+  // Time between the last Start and Stop (Stops a running timer; 0 before
+  // the first Start).
   double MilliSeconds();
   double Seconds() { return MilliSeconds() / 1000.0; }
 
  private:
   bool gpu_ = false;
   bool running_ = false;
+  bool started_ = false;
   std::chrono::steady_clock::time_point start_cpu_, stop_cpu_;
 #ifndef CPU_ONLY
   cudaEvent_t start_gpu_ = nullptr, stop_gpu_ = nullptr;

@@ -21,6 +21,7 @@ Timer::~Timer() {
 
 void Timer::Start() {
   running_ = true;
+  started_ = true;
 #ifndef CPU_ONLY
   if (gpu_) {
     CUDA_CHECK(cudaEventRecord(start_gpu_, 0));
@@ -43,6 +44,7 @@ void Timer::Stop() {
 }
 
 double Timer::MilliSeconds() {
+  if (!started_) return 0;  // (a device's elapsed time between unrecorded events is an error)
   if (running_) Stop();
 #ifndef CPU_ONLY
   if (gpu_) {
