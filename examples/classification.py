@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Classify image files with a trained LeNet: a deploy net, its weights and
-caffe.io.Transformer preparing each image as the training data layer did.
+"""Classify image files with a trained LeNet through caffe.Classifier: a
+deploy net, its weights, and the Transformer settings that prepare each image
+as the training data layer did.
 
   examples/classification.py IMAGE [IMAGE ...]
   examples/classification.py --list data/fashion_mnist/png/test.txt --limit 20
@@ -56,6 +57,9 @@ def parse_args():
                                        "(default: the list's folder)")
     parser.add_argument("--limit", type=int, default=0, help="classify only the first N of --list")
     parser.add_argument("--batch", type=int, default=100, help="images per forward pass")
+    parser.add_argument("--oversample", action="store_true",
+                        help="average over 10 crops (corners, centre, mirrors) of each image "
+                             "resized to the input; LeNet's 28x28 input leaves only mirrors")
     parser.add_argument("--verbose", action="store_true", help="show Crema's INFO log")
     return parser.parse_args()
 
@@ -74,23 +78,20 @@ def read_list(path, root, limit):
     return pairs
 
 
-def make_transformer(net, scale=TRAINING_SCALE):
-    """A Transformer turning load_image's (H, W, C) 0..1 floats into the net's
-    (C, H, W) input: back to 0..255 (raw scale), then times the training scale."""
-    transformer = caffe.io.Transformer({"data": net.blobs["data"].data.shape})
-    transformer.set_transpose("data", (2, 0, 1))   # H, W, C -> C, H, W
-    transformer.set_raw_scale("data", 255)         # 0..1 -> 0..255, the LMDB's pixels
-    transformer.set_input_scale("data", scale)     # as transform_param { scale } did
-    return transformer
+def make_classifier(model, weights, scale=TRAINING_SCALE):
+    """A caffe.Classifier whose Transformer turns load_image's (H, W, C) 0..1
+    floats into the net's (C, H, W) input: back to 0..255 (raw scale), then
+    times the training scale."""
+    return caffe.Classifier(model, weights,
+                            raw_scale=255,        # 0..1 -> 0..255, the LMDB's pixels
+                            input_scale=scale)    # as transform_param { scale } did
 
 
-def classify(net, transformer, paths):
-    """The net's probabilities (N, classes) for the image files, in one batch."""
-    color = net.blobs["data"].channels == 3
-    inputs = [transformer.preprocess("data", caffe.io.load_image(p, color=color)) for p in paths]
-    net.blobs["data"].reshape(len(inputs), *net.blobs["data"].data.shape[1:])
-    net.blobs["data"].data[...] = np.asarray(inputs)
-    return net.forward()["prob"].copy()
+def classify(classifier, paths, oversample=False):
+    """The net's probabilities (N, classes) for the image files."""
+    color = classifier.blobs["data"].channels == 3
+    images = [caffe.io.load_image(p, color=color) for p in paths]
+    return classifier.predict(images, oversample=oversample)
 
 
 def describe(probabilities, top):
@@ -113,9 +114,10 @@ def main():
             sys.exit("classification.py: %s %s does not exist" % (what, path))
 
     caffe.set_mode_cpu()
-    net = caffe.Net(args.model, args.weights, caffe.TEST)
-    transformer = make_transformer(net, args.scale)
-    shape = net.blobs["data"].data.shape
+    classifier = make_classifier(args.model, args.weights, args.scale)
+    classifier.blobs["data"].reshape(args.batch, *classifier.blobs["data"].data.shape[1:])
+    classifier.reshape()
+    shape = classifier.blobs["data"].data.shape
     print("model   %s\nweights %s" % (shown(args.model), shown(args.weights)))
     print("input   %dx%dx%d, pixels 0..255 x %g (raw scale 255, input scale %g)\n"
           % (shape[1], shape[2], shape[3], args.scale, args.scale))
@@ -126,7 +128,7 @@ def main():
     start = time.time()
     for first in range(0, len(items), args.batch):
         chunk = items[first:first + args.batch]
-        probabilities = classify(net, transformer, [p for p, _ in chunk])
+        probabilities = classify(classifier, [p for p, _ in chunk], args.oversample)
         for (path, label), probs in zip(chunk, probabilities):
             mark = ""
             if label is not None:

@@ -97,9 +97,9 @@ def test_classification_transformer_matches_the_training_input(test_pngs, compat
     # example's Transformer must give the same input from a PNG file.
     paths, _, images = test_pngs
     example = load_example("classification")
-    net = crema.Net(str(SOURCE / "models/lenet/deploy.prototxt"), str(compat / WEIGHTS),
-                    crema.TEST)
-    transformer = example.make_transformer(net)
+    classifier = example.make_classifier(str(SOURCE / "models/lenet/deploy.prototxt"),
+                                         str(compat / WEIGHTS))
+    transformer = classifier.transformer
     for path, raw in zip(paths, images):
         got = transformer.preprocess("data", crema.io.load_image(str(path), color=False))
         assert got.shape == (1, 28, 28)
@@ -112,6 +112,30 @@ def test_classification_list_reports_accuracy(test_pngs, compat, tmp_path):
     listing.write_text("".join("%s %d\n" % (p.name, l) for p, l in zip(paths, labels)))
     out = run_example("classification.py", "--weights", compat / WEIGHTS, "--list", listing)
     assert "accuracy 1.0000 (8 of 8 listed images)" in out, out
+
+
+def test_classification_list_reproduces_crema_test(compat, tmp_path, crema_tool):
+    # caffe.Classifier over 300 test records written as PNG files gives the
+    # accuracy `crema test` gives on the same records of the LMDB.
+    from conftest import lenet_prototxt
+    images, labels = lmdb_records(tmp_path, compat / "fashion_test_lmdb", 300)
+    listing = tmp_path / "list.txt"
+    with open(listing, "w") as f:
+        for i, (image, label) in enumerate(zip(images, labels)):
+            (tmp_path / ("%03d.png" % i)).write_bytes(grey_png(image[0].astype(np.uint8)))
+            f.write("%03d.png %d\n" % (i, label))
+    out = run_example("classification.py", "--weights", compat / WEIGHTS, "--list", listing)
+    found = re.search(r"accuracy (\d\.\d{4}) \((\d+) of 300 listed images\)", out)
+    assert found, out[-2000:]
+    model = tmp_path / "lenet.prototxt"
+    model.write_text(lenet_prototxt(compat, test_batch=100))
+    tool = subprocess.run([crema_tool, "test", "--model=%s" % model,
+                           "--weights=%s" % (compat / WEIGHTS), "--iterations=3"],
+                          capture_output=True, text=True, env=dict(os.environ, GLOG_minloglevel="0"))
+    assert tool.returncode == 0, tool.stderr[-2000:]
+    accuracy = float(re.search(r"\] accuracy = ([0-9.]+)", tool.stderr).group(1))
+    assert int(found.group(2)) == round(accuracy * 300)
+    assert 0.7 < accuracy < 1  # a trained LeNet, not chance
 
 
 def source_tree_files():
@@ -181,3 +205,15 @@ def test_netspec_lenet_trains_above_chance(compat, tmp_path):
     net = crema.Net(str(tmp_path / "out/lenet_test.prototxt"),
                     str(tmp_path / "out/lenet_iter_60.caffemodel"), crema.TEST)
     assert list(net.params) == ["conv1", "conv2", "ip1", "ip2"]
+
+
+def test_fcn_crop_puts_the_scores_on_the_input_grid():
+    # conv1 pad 20, kernel 3 puts input x at x + 19, pool1 at x/2 + 9.25,
+    # conv2 at x/2 + 8.25, pool2 at x/4 + 3.875, up_deep (kernel 4, stride
+    # 2) back at x/2 + 9.25 (pool1's grid: offset 0), up at x + 20.
+    out = run_example("fcn_crop.py", "--size", 37, "--classes", 3)
+    assert "deep_cropped Crop axis 2 offset [0]" in out, out
+    assert "score        Crop axis 2 offset [20]" in out, out
+    assert "map data -> up: axis 1, scale [1.], shift [20.]" in out, out
+    assert re.search(r"^score\s+1x3x37x37$", out, re.M), out
+    assert out.rstrip().endswith("scores have the input's 37x37"), out
