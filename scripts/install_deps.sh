@@ -35,6 +35,7 @@ packages=(
   python3 python3-numpy python3-matplotlib
   python3-dev pybind11-dev python3-protobuf python3-pytest graphviz
   python3-onnx python3-opencv nodejs
+  python3-venv python3-pip python3-setuptools python3-wheel
   time
   clang libclang-rt-14-dev libomp-14-dev
   dataset-fashion-mnist
