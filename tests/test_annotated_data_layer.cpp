@@ -24,6 +24,7 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/io.hpp"
+#include "solver_weights.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 #include "test_scratch.hpp"
@@ -372,27 +373,20 @@ TEST_F(AnnotatedDataTest, TrainingResumesBitwise) {
           dir_ + "/ssd'",
       "solver", &param);
   ReadProtoFromString(net, "net", param.mutable_net_param());
-  const auto weights = [](const Solver<float>& solver) {
-    std::vector<std::vector<float>> all;
-    for (const Blob<float>* blob : solver.net()->learnable_params()) {
-      all.emplace_back(blob->cpu_data(), blob->cpu_data() + blob->count());
-    }
-    return all;
-  };
   std::vector<std::vector<float>> straight, at_snapshot;
   {
     auto solver = CreateSolver<float>(param);
     solver->Step(100);
-    at_snapshot = weights(*solver);
+    at_snapshot = LearnableWeights(*solver);
     solver->Step(100);
-    straight = weights(*solver);
+    straight = LearnableWeights(*solver);
   }
   auto resumed = CreateSolver<float>(param);
   resumed->Restore(dir_ + "/ssd_iter_100.solverstate");
-  EXPECT_EQ(weights(*resumed), at_snapshot);
+  EXPECT_EQ(LearnableWeights(*resumed), at_snapshot);
   resumed->Step(100);
-  EXPECT_NE(weights(*resumed), at_snapshot);
-  EXPECT_EQ(weights(*resumed), straight);  // bitwise
+  EXPECT_NE(LearnableWeights(*resumed), at_snapshot);
+  EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"
+#include "solver_weights.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"
 
@@ -200,23 +201,16 @@ TEST_F(ImageDataLayerTest, ATrainingRunResumesBitwise) {
           dir_ + "/run'",
       "solver", &param);
   ReadProtoFromString(net, "net", param.mutable_net_param());
-  const auto weights = [](const Solver<float>& solver) {
-    std::vector<std::vector<float>> all;
-    for (const Blob<float>* blob : solver.net()->learnable_params()) {
-      all.emplace_back(blob->cpu_data(), blob->cpu_data() + blob->count());
-    }
-    return all;
-  };
   std::vector<std::vector<float>> straight;
   {
     auto solver = CreateSolver<float>(param);
     solver->Step(40);
-    straight = weights(*solver);
+    straight = LearnableWeights(*solver);
   }
   auto resumed = CreateSolver<float>(param);
   resumed->Restore(dir_ + "/run_iter_20.solverstate");
   resumed->Step(20);
-  EXPECT_EQ(weights(*resumed), straight);  // bitwise
+  EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
 }
 
 // Encoded Datums (as convert_imageset --encoded writes them) transform to

@@ -14,6 +14,7 @@
 #include "crema/layers/hdf5_output_layer.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
+#include "solver_weights.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"
 
@@ -60,17 +61,6 @@ class ResumeTest : public ScratchDirTest {
     ReadProtoFromString(net, "net", param.mutable_net_param());
     return param;
   }
-
-
- public:
-  static std::vector<std::vector<float>> Weights(const Solver<float>& solver) {
-    std::vector<std::vector<float>> weights;
-    for (const Blob<float>* blob : solver.net()->learnable_params()) {
-      weights.emplace_back(blob->cpu_data(), blob->cpu_data() + blob->count());
-    }
-    return weights;
-  }
-
 };
 
 TEST_F(ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
@@ -81,9 +71,9 @@ TEST_F(ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
     {
       auto solver = CreateSolver<float>(param);
       solver->Step(100);  // snapshot: 100 writes the state here
-      at_snapshot = Weights(*solver);
+      at_snapshot = LearnableWeights(*solver);
       solver->Step(100);
-      straight = Weights(*solver);
+      straight = LearnableWeights(*solver);
     }
     EXPECT_EQ(DataReader::live_bodies(), 0u);
     const std::string state =
@@ -92,10 +82,10 @@ TEST_F(ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
     auto resumed = CreateSolver<float>(param);
     resumed->Restore(state);
     EXPECT_EQ(resumed->iter(), 100);
-    EXPECT_EQ(Weights(*resumed), at_snapshot);
+    EXPECT_EQ(LearnableWeights(*resumed), at_snapshot);
     resumed->Step(100);
-    EXPECT_NE(Weights(*resumed), at_snapshot);
-    EXPECT_EQ(Weights(*resumed), straight);  // bitwise
+    EXPECT_NE(LearnableWeights(*resumed), at_snapshot);
+    EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
   }
 }
 
@@ -107,7 +97,7 @@ TEST_F(ResumeTest, WithoutReaderPositionsTheRunDiffers) {
   {
     auto solver = CreateSolver<float>(param);
     solver->Step(120);
-    straight = Weights(*solver);
+    straight = LearnableWeights(*solver);
   }
   const std::string state = dir_ + "/BINARYPROTO_iter_100.solverstate";
   SolverState saved;
@@ -120,7 +110,7 @@ TEST_F(ResumeTest, WithoutReaderPositionsTheRunDiffers) {
   auto resumed = CreateSolver<float>(param);
   resumed->Restore(state);
   resumed->Step(20);
-  EXPECT_NE(Weights(*resumed), straight);
+  EXPECT_NE(LearnableWeights(*resumed), straight);
 }
 
 // The same with an HDF5Data layer that shuffles its files and rows: its
@@ -192,16 +182,16 @@ TEST_F(HDF5ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
     {
       auto solver = CreateSolver<float>(param);
       solver->Step(100);
-      at_snapshot = ResumeTest::Weights(*solver);
+      at_snapshot = LearnableWeights(*solver);
       solver->Step(100);
-      straight = ResumeTest::Weights(*solver);
+      straight = LearnableWeights(*solver);
     }
     auto resumed = CreateSolver<float>(param);
     resumed->Restore(StateFile(format));
-    EXPECT_EQ(ResumeTest::Weights(*resumed), at_snapshot);
+    EXPECT_EQ(LearnableWeights(*resumed), at_snapshot);
     resumed->Step(100);
-    EXPECT_NE(ResumeTest::Weights(*resumed), at_snapshot);
-    EXPECT_EQ(ResumeTest::Weights(*resumed), straight);  // bitwise
+    EXPECT_NE(LearnableWeights(*resumed), at_snapshot);
+    EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
   }
 }
 
@@ -211,7 +201,7 @@ TEST_F(HDF5ResumeTest, WithoutThePositionTheRunDiffers) {
   {
     auto solver = CreateSolver<float>(param);
     solver->Step(120);
-    straight = ResumeTest::Weights(*solver);
+    straight = LearnableWeights(*solver);
   }
   SolverState saved;
   ReadProtoFromBinaryFile(StateFile("BINARYPROTO"), &saved);
@@ -222,7 +212,7 @@ TEST_F(HDF5ResumeTest, WithoutThePositionTheRunDiffers) {
   auto resumed = CreateSolver<float>(param);
   resumed->Restore(StateFile("BINARYPROTO"));
   resumed->Step(20);
-  EXPECT_NE(ResumeTest::Weights(*resumed), straight);
+  EXPECT_NE(LearnableWeights(*resumed), straight);
 }
 
 TEST_F(HDF5ResumeTest, APositionThatDoesNotFitTheFilesIsAUserError) {
