@@ -90,6 +90,26 @@ TYPED_TEST(EuclideanLossLayerTest, DifferentSizesNameTheLayer) {
   EXPECT_THROW(items.SetUp(this->bottom_vec_, this->top_vec_), Error);
 }
 
+// label_smoothing is SoftmaxWithLoss's; another loss refuses it rather than
+// train without it.
+TYPED_TEST(EuclideanLossLayerTest, LabelSmoothingIsRefused) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("l2");
+  param.set_type("EuclideanLoss");
+  param.mutable_loss_param()->set_label_smoothing(0.1f);
+  EuclideanLossLayer<Dtype> layer(param);
+  try {
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    ADD_FAILURE() << "expected crema::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'l2'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("label_smoothing is read by SoftmaxWithLoss only"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TYPED_TEST(EuclideanLossLayerTest, RegisteredByTypeString) {
   using Dtype = typename TypeParam::Dtype;
   LayerParameter param;

@@ -198,6 +198,63 @@ TYPED_TEST(SoftmaxWithLossLayerTest, GradientIgnoreLabelValidNormalization) {
   checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
 }
 
+// Label smoothing s over K classes: the target is (1 - s) on the label plus
+// s / K on every class, so the loss is (1 - s)(-log p_label) + s / K
+// sum_c (-log p_c) and its gradient p - target.
+TYPED_TEST(SoftmaxWithLossLayerTest, LabelSmoothingLossAndGradientByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  const double s = 0.3;
+  const std::vector<std::vector<double>> scores{{1, 2, 3}, {1, 1, 1}};
+  const int labels[] = {2, 0};
+  double expected = 0;
+  std::vector<double> gradient;
+  for (int n = 0; n < 2; ++n) {
+    double sum = 0;
+    for (double v : scores[n]) sum += std::exp(v);
+    for (int c = 0; c < 3; ++c) {
+      const double p = std::exp(scores[n][c]) / sum;
+      const double target = (c == labels[n] ? 1 - s : 0) + s / 3;
+      expected += -target * std::log(p);
+      gradient.push_back((p - target) / 2);  // VALID: 2 items
+    }
+  }
+  expected /= 2;
+  LayerParameter param;
+  param.mutable_loss_param()->set_label_smoothing(static_cast<float>(s));
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  EXPECT_NEAR(layer.Forward(this->bottom_vec_, this->top_vec_), expected, 1e-6);
+  layer.Backward(this->top_vec_, {true, false}, this->bottom_vec_);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(this->scores_.cpu_diff()[i], gradient[i], 1e-6) << i;
+  // Without smoothing the loss is the plain one, larger here than smoothed
+  // (the target's mass moved to classes the net already gives some).
+  EXPECT_NEAR(this->LossWith(LayerParameter()), (this->item0_ + this->item1_) / 2, 1e-6);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, GradientLabelSmoothingWithIgnoredLabel) {
+  using Dtype = typename TypeParam::Dtype;
+  this->MakeSpatial();
+  LayerParameter param;
+  param.mutable_loss_param()->set_label_smoothing(0.1f);
+  param.mutable_loss_param()->set_ignore_label(1);
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, LabelSmoothingOutsideItsRangeIsRefused) {
+  using Dtype = typename TypeParam::Dtype;
+  for (float bad : {-0.1f, 1.0f, 2.0f, std::nanf("")}) {
+    LayerParameter param;
+    param.set_name("loss");
+    param.set_type("SoftmaxWithLoss");
+    param.mutable_loss_param()->set_label_smoothing(bad);
+    SoftmaxWithLossLayer<Dtype> layer(param);
+    ExpectErrorMentioning([&] { layer.SetUp(this->bottom_vec_, this->top_vec_); },
+                          {"loss", "label_smoothing", "[0, 1)"});
+  }
+}
+
 TYPED_TEST(SoftmaxWithLossLayerTest, LabelOutOfRangeNamesTheLayer) {
   using Dtype = typename TypeParam::Dtype;
   LayerParameter param;

@@ -129,6 +129,62 @@ TEST(SolverTest, WeightDecayAndIterSize) {
   EXPECT_NEAR(moved, 0.1 * 0.5, 1e-7);  // the gradient's norm was clipped to 0.5
 }
 
+// Decoupled weight decay on three weights: AdamW takes Adam's step from the
+// gradient alone and shrinks w by rate * decay * w beside it; SGDW likewise
+// after momentum SGD's step. (The coupled solvers add decay * w to the
+// gradient instead, which Adam then normalizes away.)
+TEST(SolverTest, DecoupledWeightDecayFollowsItsFormula) {
+  const double rate = 0.1, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.05;
+  const double x[3] = {1.0, -2.0, 0.5}, y = 3.0;
+  for (const std::string type : {"AdamW", "SGDW"}) {
+    SCOPED_TRACE(type);
+    SolverParameter param;
+    ReadProtoFromString("base_lr: 0.1 lr_policy: 'fixed' max_iter: 10 display: 0 momentum: 0.9 "
+                        "delta: 1e-8 weight_decay: 0.05 snapshot_after_train: false type: '" +
+                            type + "'",
+                        "solver", &param);
+    std::string net = kLinearNet;
+    net.replace(net.find("dim: 1 dim: 2"), 13, "dim: 1 dim: 3");
+    ReadProtoFromString(net, "net", param.mutable_net_param());
+    auto solver = CreateSolver<double>(param);
+    EXPECT_EQ(std::string(solver->type()), type);
+    double* input = solver->net()->blob_by_name("x")->mutable_cpu_data();
+    std::copy(x, x + 3, input);
+    solver->net()->blob_by_name("y")->mutable_cpu_data()[0] = y;
+    std::vector<double> w = {0.5, 0.5, 0.5}, m = {0, 0, 0}, v = {0, 0, 0};
+    for (int t = 0; t < 3; ++t) {
+      const double residual = w[0] * x[0] + w[1] * x[1] + w[2] * x[2] - y;
+      for (int i = 0; i < 3; ++i) {
+        const double g = residual * x[i];
+        double step;
+        if (type == "AdamW") {
+          m[i] = beta1 * m[i] + (1 - beta1) * g;
+          v[i] = beta2 * v[i] + (1 - beta2) * g * g;
+          const double correction =
+              std::sqrt(1 - std::pow(beta2, t + 1)) / (1 - std::pow(beta1, t + 1));
+          step = rate * correction * m[i] / (std::sqrt(v[i]) + eps);
+        } else {
+          m[i] = beta1 * m[i] + rate * g;
+          step = m[i];
+        }
+        w[i] -= step + rate * decay * w[i];
+      }
+      solver->Step(1);
+      const Blob<double>* weights = solver->net()->learnable_params()[0];
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_NEAR(weights->cpu_data()[i], w[i], 1e-6) << "step " << t << ", weight " << i;
+      }
+    }
+  }
+}
+
+TEST(SolverTest, DecoupledDecayIsL2Only) {
+  EXPECT_NE(ErrorMessageOf([] {
+              CreateSolver<double>(LinearSolver("AdamW", "regularization_type: 'L1'"));
+            }).find("type AdamW decays the weights in proportion to themselves (L2)"),
+            std::string::npos);
+}
+
 TEST(SolverTest, UnknownTypeIsAUserError) {
   EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
 }

@@ -38,10 +38,12 @@ void SGDSolver<Dtype>::ApplyUpdate() {
   }
   ClipGradients();
   const int num_params = static_cast<int>(this->net_->learnable_params().size());
+  const bool decoupled = decoupled_weight_decay();
   for (int i = 0; i < num_params; ++i) {
     Normalize(i);
-    Regularize(i);
+    if (!decoupled) Regularize(i);
     ComputeUpdateValue(i, rate);
+    if (decoupled) DecayDecoupled(i, rate);
   }
   this->net_->Update();
 }
@@ -76,6 +78,31 @@ void SGDSolver<Dtype>::Regularize(int param_id) {
   } else {
     CREMA_FAIL("solver: unknown regularization_type '" << type << "' (L1 or L2)");
   }
+}
+
+// After the rule turned the gradient into the step: the step grows by the
+// decay, so that net_->Update() subtracts both.
+template <typename Dtype>
+void SGDSolver<Dtype>::DecayDecoupled(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype decay = rate * this->net_->params_lr()[param_id] * this->param_.weight_decay() *
+                      this->net_->params_weight_decay()[param_id];
+  if (decay == 0) return;
+  if (Context::mode() == Context::GPU) {
+    CREMA_SOLVER_GPU(
+        gpu_axpy(param->count(), decay, param->gpu_data(), param->mutable_gpu_diff()));
+  } else {
+    cpu_axpy(param->count(), decay, param->cpu_data(), param->mutable_cpu_diff());
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::RequireL2ForDecoupledDecay() const {
+  CREMA_REQUIRE(this->param_.regularization_type() == "L2",
+                "solver: type " << type() << " decays the weights in proportion to themselves "
+                                << "(L2); regularization_type "
+                                << this->param_.regularization_type()
+                                << " would need SGD or Adam");
 }
 
 template <typename Dtype>
@@ -295,8 +322,12 @@ std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
     return std::unique_ptr<Solver<Dtype>>(new AdaDeltaSolver<Dtype>(param, share_layers_from));
   if (type == "Adam")
     return std::unique_ptr<Solver<Dtype>>(new AdamSolver<Dtype>(param, share_layers_from));
-  CREMA_FAIL("solver: unknown type '" << type
-                                      << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam)");
+  if (type == "SGDW")
+    return std::unique_ptr<Solver<Dtype>>(new SGDWSolver<Dtype>(param, share_layers_from));
+  if (type == "AdamW")
+    return std::unique_ptr<Solver<Dtype>>(new AdamWSolver<Dtype>(param, share_layers_from));
+  CREMA_FAIL("solver: unknown type '"
+             << type << "' (SGD, Nesterov, AdaGrad, RMSProp, AdaDelta, Adam, SGDW, AdamW)");
 }
 
 INSTANTIATE_CLASS(SGDSolver);
@@ -305,6 +336,8 @@ INSTANTIATE_CLASS(AdaGradSolver);
 INSTANTIATE_CLASS(RMSPropSolver);
 INSTANTIATE_CLASS(AdaDeltaSolver);
 INSTANTIATE_CLASS(AdamSolver);
+INSTANTIATE_CLASS(SGDWSolver);
+INSTANTIATE_CLASS(AdamWSolver);
 template std::unique_ptr<Solver<float>> CreateSolver<float>(const SolverParameter&,
                                                             const Net<float>*);
 template std::unique_ptr<Solver<double>> CreateSolver<double>(const SolverParameter&,

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "crema/lr_schedule.hpp"
 #include "crema/solver_watch.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
@@ -51,20 +52,7 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   RequireFinite(param.clip_gradients(), "clip_gradients", false);
   CREMA_REQUIRE(param.max_iter() >= 0,
                 "solver: max_iter is " << param.max_iter() << "; it must not be negative");
-  const std::string& policy = param.lr_policy();
-  static const std::set<std::string> policies{"fixed",     "step", "exp",    "inv",
-                                              "multistep", "poly", "sigmoid"};
-  CREMA_REQUIRE(policies.count(policy) > 0,
-                "solver: unknown lr_policy '"
-                    << policy << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
-  if (policy != "fixed" && policy != "poly") RequireFinite(param.gamma(), "gamma", false);
-  if (policy == "inv" || policy == "poly") RequireFinite(param.power(), "power", false);
-  if (policy == "step") {
-    CREMA_REQUIRE(param.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
-  }
-  if (policy == "poly") {
-    CREMA_REQUIRE(param.max_iter() > 0, "solver: lr_policy poly needs a positive max_iter");
-  }
+  RequireScheduleMeaningful(param);
   CREMA_REQUIRE(
       param.eval_type() == "classification" || param.eval_type() == "detection",
       "solver: unknown eval_type '" << param.eval_type() << "' (classification, detection)");
@@ -72,14 +60,6 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
       param.ap_version() == "11point" || param.ap_version() == "MaxIntegral" ||
           param.ap_version() == "Integral",
       "solver: unknown ap_version '" << param.ap_version() << "' (11point, MaxIntegral, Integral)");
-  if (policy == "multistep") {
-    for (int i = 0; i < param.stepvalue_size(); ++i) {
-      CREMA_REQUIRE(param.stepvalue(i) > (i == 0 ? 0 : param.stepvalue(i - 1)),
-                    "solver: stepvalue " << param.stepvalue(i) << " (entry " << i + 1
-                                         << ") must be positive and above the one before: "
-                                            "the steps are iterations in increasing order");
-    }
-  }
 }
 
 // eval_type "detection": the test net must have an output to evaluate.
@@ -108,6 +88,8 @@ Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_laye
   RequireSettingsMeaningful(param_);
   BuildNets();
   LOG_IF(INFO, Context::is_rank_zero()) << "Solver scaffolding done.";
+  LOG_IF(INFO, Context::is_rank_zero() && param_.max_iter() > 0)
+      << "Learning rate schedule: " << DescribeSchedule(param_);
 }
 
 // Seeds the thread (random_seed + rank) and builds the nets; Restore repeats
@@ -231,26 +213,7 @@ void Solver<Dtype>::InitTestNets() {
 
 template <typename Dtype>
 Dtype Solver<Dtype>::GetLearningRate() const {
-  const std::string& policy = param_.lr_policy();
-  const double base = param_.base_lr(), gamma = param_.gamma(), power = param_.power();
-  const double iter = iter_;
-  if (policy == "fixed") return Dtype(base);
-  if (policy == "step") {
-    CREMA_REQUIRE(param_.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
-    return Dtype(base * std::pow(gamma, std::floor(iter / param_.stepsize())));
-  }
-  if (policy == "exp") return Dtype(base * std::pow(gamma, iter));
-  if (policy == "inv") return Dtype(base * std::pow(1.0 + gamma * iter, -power));
-  if (policy == "multistep") return Dtype(base * std::pow(gamma, current_step_));
-  if (policy == "poly") {
-    CREMA_REQUIRE(param_.max_iter() > 0, "solver: lr_policy poly needs max_iter");
-    return Dtype(base * std::pow(1.0 - iter / param_.max_iter(), power));
-  }
-  if (policy == "sigmoid") {
-    return Dtype(base / (1.0 + std::exp(-gamma * (iter - double(param_.stepsize())))));
-  }
-  CREMA_FAIL("solver: unknown lr_policy '"
-             << policy << "' (fixed, step, exp, inv, multistep, poly, sigmoid)");
+  return Dtype(LearningRate(param_, iter_));
 }
 
 template <typename Dtype>

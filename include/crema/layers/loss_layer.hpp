@@ -45,6 +45,9 @@ class LossLayer : public Layer<Dtype> {
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
 
  protected:
+  // Whether this loss reads loss_param.label_smoothing (SoftmaxWithLoss);
+  // elsewhere a non-zero value is refused rather than ignored.
+  virtual bool ReadsLabelSmoothing() const { return false; }
   // The normalization `param` asks for. The legacy `normalize` flag (true:
   // VALID, false: BATCH_SIZE) applies when `normalization` is not set; with
   // neither set, the result is unset_default.

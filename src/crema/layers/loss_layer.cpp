@@ -14,6 +14,10 @@ void LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
     this->layer_param_.add_loss_weight(1);
     for (size_t i = 1; i < top.size(); ++i) this->layer_param_.add_loss_weight(0);
   }
+  const float smoothing = this->layer_param_.loss_param().label_smoothing();
+  CREMA_LAYER_REQUIRE(smoothing == 0 || ReadsLabelSmoothing(),
+                      "loss_param.label_smoothing is read by SoftmaxWithLoss only; this layer "
+                      "would ignore it");
 }
 
 template <typename Dtype>

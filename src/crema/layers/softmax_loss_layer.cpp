@@ -22,6 +22,11 @@ void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
   has_ignore_label_ = loss_param.has_ignore_label();
   ignore_label_ = loss_param.ignore_label();
   normalization_ = this->NormalizationOf(loss_param, LossParameter::VALID);
+  const float smoothing = loss_param.label_smoothing();
+  CREMA_LAYER_REQUIRE(std::isfinite(smoothing) && smoothing >= 0 && smoothing < 1,
+                      "loss_param.label_smoothing is " << smoothing
+                                                       << "; it must lie in [0, 1) (0: none)");
+  smoothing_ = smoothing;
 }
 
 template <typename Dtype>
@@ -47,6 +52,18 @@ void SoftmaxWithLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
   position_bad_label_.Reshape(positions);
 }
 
+// The sum over the classes of -log p at one position (first: its class 0;
+// the classes lie inner_num_ apart), each p floored at FLT_MIN as the
+// label's is.
+template <typename Dtype>
+Dtype SoftmaxWithLossLayer<Dtype>::ClassesLoss(const Dtype* first) const {
+  Dtype sum = 0;
+  for (int c = 0; c < num_classes_; ++c) {
+    sum -= std::log(std::max(first[c * inner_num_], Dtype(FLT_MIN)));
+  }
+  return sum;
+}
+
 template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                               const std::vector<Blob<Dtype>*>& top) {
@@ -61,7 +78,11 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
       const int position = i * inner_num_ + j;
       if (IsIgnoredLabel(label[position], has_ignore_label_, ignore_label_)) continue;
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
-      loss -= std::log(std::max(prob[i * slice + label_value * inner_num_ + j], Dtype(FLT_MIN)));
+      const Dtype* first = prob + i * slice + j;
+      const Dtype label_loss = -std::log(std::max(first[label_value * inner_num_], Dtype(FLT_MIN)));
+      loss += smoothing_ == 0 ? label_loss
+                              : (1 - smoothing_) * label_loss +
+                                    smoothing_ / num_classes_ * ClassesLoss(first);
       ++valid_count;
     }
   }
@@ -70,7 +91,8 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   if (top.size() == 2) top[1]->ShareData(prob_);
 }
 
-// d loss / d x = p - onehot(label), zero at ignored positions.
+// d loss / d x = p - q, q the target (onehot(label), smoothed), zero at
+// ignored positions.
 template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                                const std::vector<bool>& propagate_down,
@@ -90,7 +112,11 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
         for (int c = 0; c < num_classes_; ++c) bottom_diff[i * slice + c * inner_num_ + j] = 0;
         continue;
       }
-      bottom_diff[i * slice + label_value * inner_num_ + j] -= 1;
+      Dtype* first = bottom_diff + i * slice + j;
+      first[label_value * inner_num_] -= 1 - smoothing_;
+      if (smoothing_ != 0) {
+        for (int c = 0; c < num_classes_; ++c) first[c * inner_num_] -= smoothing_ / num_classes_;
+      }
       ++valid_count;
     }
   }

@@ -10,8 +10,8 @@ template <typename Dtype>
 __global__ void SoftmaxLossForwardKernel(const int64_t num_positions, const int num_classes,
                                          const int inner_num, const Dtype* prob, const Dtype* label,
                                          const bool has_ignore_label, const int ignore_label,
-                                         Dtype* position_loss, Dtype* position_valid,
-                                         Dtype* position_bad_label) {
+                                         const Dtype smoothing, Dtype* position_loss,
+                                         Dtype* position_valid, Dtype* position_bad_label) {
   CUDA_KERNEL_LOOP(position, num_positions) {
     const int64_t outer = position / inner_num;
     const int64_t inner = position % inner_num;
@@ -27,8 +27,18 @@ __global__ void SoftmaxLossForwardKernel(const int64_t num_positions, const int 
       position_bad_label[position] = 1;
       continue;
     }
-    const Dtype p = prob[(outer * num_classes + label_value) * inner_num + inner];
-    position_loss[position] = -log(p > Dtype(FLT_MIN) ? p : Dtype(FLT_MIN));
+    const Dtype* first = prob + outer * num_classes * inner_num + inner;
+    const Dtype p = first[label_value * inner_num];
+    Dtype loss = -log(p > Dtype(FLT_MIN) ? p : Dtype(FLT_MIN));
+    if (smoothing != 0) {  // (1 - s) on the label, s / K on every class
+      Dtype classes = 0;
+      for (int c = 0; c < num_classes; ++c) {
+        const Dtype q = first[c * inner_num];
+        classes -= log(q > Dtype(FLT_MIN) ? q : Dtype(FLT_MIN));
+      }
+      loss = (1 - smoothing) * loss + smoothing / num_classes * classes;
+    }
+    position_loss[position] = loss;
     position_valid[position] = 1;
   }
 }
@@ -40,7 +50,7 @@ void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& b
   const int num_positions = outer_num_ * inner_num_;
   SoftmaxLossForwardKernel<Dtype><<<CREMA_GET_BLOCKS(num_positions), CREMA_CUDA_NUM_THREADS>>>(
       num_positions, num_classes_, inner_num_, prob_.gpu_data(), bottom[1]->gpu_data(),
-      has_ignore_label_, ignore_label_, position_loss_.mutable_gpu_data(),
+      has_ignore_label_, ignore_label_, smoothing_, position_loss_.mutable_gpu_data(),
       position_valid_.mutable_gpu_data(), position_bad_label_.mutable_gpu_data());
   CUDA_POST_KERNEL_CHECK;
   Dtype bad_labels = 0;
@@ -62,7 +72,8 @@ template <typename Dtype>
 __global__ void SoftmaxLossBackwardKernel(const int64_t num_positions, const int num_classes,
                                           const int inner_num, const Dtype* label,
                                           const bool has_ignore_label, const int ignore_label,
-                                          Dtype* bottom_diff, Dtype* position_valid) {
+                                          const Dtype smoothing, Dtype* bottom_diff,
+                                          Dtype* position_valid) {
   CUDA_KERNEL_LOOP(position, num_positions) {
     const int64_t outer = position / inner_num;
     const int64_t inner = position % inner_num;
@@ -72,7 +83,10 @@ __global__ void SoftmaxLossBackwardKernel(const int64_t num_positions, const int
       for (int c = 0; c < num_classes; ++c) first[c * inner_num] = 0;
       position_valid[position] = 0;
     } else {
-      first[label_value * inner_num] -= 1;
+      first[label_value * inner_num] -= 1 - smoothing;
+      if (smoothing != 0) {
+        for (int c = 0; c < num_classes; ++c) first[c * inner_num] -= smoothing / num_classes;
+      }
       position_valid[position] = 1;
     }
   }
@@ -89,7 +103,7 @@ void SoftmaxWithLossLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& 
   const int num_positions = outer_num_ * inner_num_;
   SoftmaxLossBackwardKernel<Dtype><<<CREMA_GET_BLOCKS(num_positions), CREMA_CUDA_NUM_THREADS>>>(
       num_positions, num_classes_, inner_num_, bottom[1]->gpu_data(), has_ignore_label_,
-      ignore_label_, bottom_diff, position_valid_.mutable_gpu_data());
+      ignore_label_, smoothing_, bottom_diff, position_valid_.mutable_gpu_data());
   CUDA_POST_KERNEL_CHECK;
   Dtype valid_count = 0;
   gpu_asum(num_positions, position_valid_.gpu_data(), &valid_count);

@@ -29,6 +29,8 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   int MaxTopBlobs() const override { return 2; }
 
  protected:
+  bool ReadsLabelSmoothing() const override { return true; }
+  Dtype ClassesLoss(const Dtype* first) const;
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -44,6 +46,9 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   std::vector<Blob<Dtype>*> softmax_top_vec_;
   bool has_ignore_label_ = false;
   int ignore_label_ = 0;
+  // loss_param.label_smoothing, in [0, 1): the target puts 1 - smoothing_ on
+  // the label and smoothing_ / K on each of the K classes.
+  Dtype smoothing_ = 0;
   LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
   // Labels are indexed as outer_num_ x inner_num_ around the softmax axis.
   int outer_num_ = 0;

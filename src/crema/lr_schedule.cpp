@@ -1,0 +1,205 @@
+#include "crema/lr_schedule.hpp"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "crema/common.hpp"
+
+namespace crema {
+
+namespace {
+
+const double kPi = 3.14159265358979323846;
+
+const std::set<std::string>& Policies() {
+  static const std::set<std::string> policies{"fixed", "step",    "exp",  "inv",     "multistep",
+                                              "poly",  "sigmoid", "sgdr", "onecycle"};
+  return policies;
+}
+
+std::string PolicyList() {
+  std::string list;
+  for (const std::string& policy : Policies()) list += (list.empty() ? "" : ", ") + policy;
+  return list;
+}
+
+void RequireFinite(double value, const char* field) {
+  CREMA_REQUIRE(std::isfinite(value),
+                "solver: " << field << " is " << value << "; it must be a finite number");
+}
+
+// Half a cosine from `from` (at t = 0) to `to` (at t = 1).
+double CosineBetween(double from, double to, double t) {
+  return to + (from - to) * (1 + std::cos(kPi * t)) / 2;
+}
+
+// Cosine annealing with warm restarts: cycle k lasts period * p_mult^k
+// iterations and starts at base_lr * lr_mult^k; each falls to min_lr.
+double Sgdr(const SolverParameter& param, double iter) {
+  double length = param.has_period() ? param.period() : param.max_iter();
+  double start = 0, peak = param.base_lr();
+  if (param.p_mult() == 1) {  // equal cycles: no walk
+    const double cycle = std::floor(iter / length);
+    start = cycle * length;
+    peak *= std::pow(param.lr_mult(), cycle);
+  } else {  // cycles grow geometrically: as many steps as restarts so far
+    while (iter >= start + length) {
+      start += length;
+      length *= param.p_mult();
+      peak *= param.lr_mult();
+    }
+  }
+  return CosineBetween(peak, param.min_lr(), (iter - start) / length);
+}
+
+double OneCycle(const SolverParameter& param, double iter) {
+  const double up = param.onecycle_pct_start() * param.max_iter();
+  const double peak = param.base_lr();
+  if (iter < up) return CosineBetween(peak / param.onecycle_div_factor(), peak, iter / up);
+  return CosineBetween(peak, param.min_lr(), std::min(1.0, (iter - up) / (param.max_iter() - up)));
+}
+
+// The policy's own rate, before any warm-up.
+double PolicyRate(const SolverParameter& param, double iter) {
+  const std::string& policy = param.lr_policy();
+  const double base = param.base_lr(), gamma = param.gamma(), power = param.power();
+  if (policy == "fixed") return base;
+  if (policy == "step") return base * std::pow(gamma, std::floor(iter / param.stepsize()));
+  if (policy == "exp") return base * std::pow(gamma, iter);
+  if (policy == "inv") return base * std::pow(1.0 + gamma * iter, -power);
+  if (policy == "multistep") {
+    int passed = 0;  // stepvalues are increasing (RequireScheduleMeaningful)
+    while (passed < param.stepvalue_size() && iter >= param.stepvalue(passed)) ++passed;
+    return base * std::pow(gamma, passed);
+  }
+  if (policy == "poly") return base * std::pow(1.0 - iter / param.max_iter(), power);
+  if (policy == "sigmoid") return base / (1.0 + std::exp(-gamma * (iter - param.stepsize())));
+  if (policy == "sgdr") return Sgdr(param, iter);
+  if (policy == "onecycle") return OneCycle(param, iter);
+  CREMA_FAIL("solver: unknown lr_policy '" << policy << "' (" << PolicyList() << ")");
+}
+
+void RequirePolicySettings(const SolverParameter& param) {
+  const std::string& policy = param.lr_policy();
+  CREMA_REQUIRE(Policies().count(policy) > 0,
+                "solver: unknown lr_policy '" << policy << "' (" << PolicyList() << ")");
+  if (policy == "step" || policy == "exp" || policy == "inv" || policy == "multistep" ||
+      policy == "sigmoid") {
+    RequireFinite(param.gamma(), "gamma");
+  }
+  if (policy == "inv" || policy == "poly") RequireFinite(param.power(), "power");
+  if (policy == "step") {
+    CREMA_REQUIRE(param.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
+  }
+  if (policy == "poly" || policy == "onecycle" || (policy == "sgdr" && !param.has_period())) {
+    CREMA_REQUIRE(param.max_iter() > 0, "solver: lr_policy " << policy
+                                                              << " needs a positive max_iter");
+  }
+  if (policy == "multistep") {
+    for (int i = 0; i < param.stepvalue_size(); ++i) {
+      CREMA_REQUIRE(param.stepvalue(i) > (i == 0 ? 0 : param.stepvalue(i - 1)),
+                    "solver: stepvalue " << param.stepvalue(i) << " (entry " << i + 1
+                                         << ") must be positive and above the one before: "
+                                            "the steps are iterations in increasing order");
+    }
+  }
+  if (policy == "sgdr" || policy == "onecycle") {
+    RequireFinite(param.min_lr(), "min_lr");
+    CREMA_REQUIRE(param.min_lr() >= 0 && param.min_lr() <= param.base_lr(),
+                  "solver: min_lr is " << param.min_lr() << "; lr_policy " << policy
+                                       << " falls to it from base_lr " << param.base_lr()
+                                       << ", so it must lie in [0, base_lr]");
+  }
+  if (policy == "sgdr") {
+    CREMA_REQUIRE(!param.has_period() || param.period() > 0,
+                  "solver: period is " << param.period()
+                                       << "; the first cosine cycle must last at least one "
+                                          "iteration (leave it out for one cycle of max_iter)");
+    RequireFinite(param.p_mult(), "p_mult");
+    CREMA_REQUIRE(param.p_mult() >= 1, "solver: p_mult is " << param.p_mult()
+                                                            << "; each cycle lasts p_mult times "
+                                                               "the one before, so it must be "
+                                                               "at least 1");
+    RequireFinite(param.lr_mult(), "lr_mult");
+    CREMA_REQUIRE(param.lr_mult() > 0, "solver: lr_mult is " << param.lr_mult()
+                                                             << "; each restart's peak is lr_mult "
+                                                                "times the one before, so it must "
+                                                                "be positive");
+  }
+  if (policy == "onecycle") {
+    const double pct = param.onecycle_pct_start();
+    CREMA_REQUIRE(std::isfinite(pct) && pct > 0 && pct < 1,
+                  "solver: onecycle_pct_start is " << pct << "; the rise takes a fraction of "
+                                                              "max_iter in (0, 1)");
+    CREMA_REQUIRE(std::isfinite(param.onecycle_div_factor()) && param.onecycle_div_factor() >= 1,
+                  "solver: onecycle_div_factor is " << param.onecycle_div_factor()
+                                                    << "; the cycle starts at base_lr divided by "
+                                                       "it, so it must be at least 1");
+  }
+}
+
+void RequireWarmupSettings(const SolverParameter& param) {
+  CREMA_REQUIRE(param.warmup_iter() >= 0,
+                "solver: warmup_iter is " << param.warmup_iter() << "; it must not be negative");
+  if (param.warmup_iter() == 0) return;
+  CREMA_REQUIRE(param.warmup_iter() <= param.max_iter(),
+                "solver: warmup_iter " << param.warmup_iter() << " is longer than max_iter "
+                                       << param.max_iter());
+  RequireFinite(param.warmup_start_lr(), "warmup_start_lr");
+  CREMA_REQUIRE(param.warmup_start_lr() >= 0,
+                "solver: warmup_start_lr is " << param.warmup_start_lr()
+                                              << "; it must not be negative");
+  const std::string& policy = param.warmup_policy();
+  CREMA_REQUIRE(policy == "linear" || policy == "exponential",
+                "solver: unknown warmup_policy '" << policy << "' (linear, exponential)");
+  CREMA_REQUIRE(policy == "linear" || param.warmup_start_lr() > 0,
+                "solver: warmup_policy exponential multiplies the rate by a constant factor "
+                "from warmup_start_lr, which must then be positive (it is 0)");
+}
+
+}  // namespace
+
+void RequireScheduleMeaningful(const SolverParameter& param) {
+  RequirePolicySettings(param);
+  RequireWarmupSettings(param);
+}
+
+double LearningRate(const SolverParameter& param, int iter) {
+  const int warmup = param.warmup_iter();
+  if (iter >= warmup) return PolicyRate(param, iter);
+  // The ramp ends on the rate the schedule has where the warm-up ends.
+  const double start = param.warmup_start_lr(), end = PolicyRate(param, warmup);
+  const double t = static_cast<double>(iter) / warmup;
+  if (param.warmup_policy() == "exponential") return start * std::pow(end / start, t);
+  return start + (end - start) * t;
+}
+
+std::string DescribeSchedule(const SolverParameter& param) {
+  std::ostringstream out;
+  out << "lr_policy " << param.lr_policy() << " from base_lr " << param.base_lr();
+  const std::string& policy = param.lr_policy();
+  if (policy == "sgdr") {
+    out << " (period " << (param.has_period() ? param.period() : param.max_iter())
+        << ", p_mult " << param.p_mult() << ", lr_mult " << param.lr_mult() << ", min_lr "
+        << param.min_lr() << ")";
+  } else if (policy == "onecycle") {
+    out << " (rise over " << param.onecycle_pct_start() << " of max_iter from base_lr / "
+        << param.onecycle_div_factor() << ", fall to min_lr " << param.min_lr() << ")";
+  }
+  if (param.warmup_iter() > 0) {
+    out << " after a " << param.warmup_policy() << " warm-up of " << param.warmup_iter()
+        << " iterations from " << param.warmup_start_lr();
+  }
+  out << "; lr at";
+  const int last = std::max(param.max_iter(), 1);
+  const std::set<int> marks{0, param.warmup_iter(), last / 4, last / 2, 3 * last / 4, last};
+  const char* separator = " ";
+  for (int iter : marks) {
+    out << separator << iter << ": " << LearningRate(param, iter);
+    separator = ", ";
+  }
+  return out.str();
+}
+
+}  // namespace crema
