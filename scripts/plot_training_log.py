@@ -3,7 +3,9 @@
 the training loss ('loss', else the first output named like a loss, such as
 SSD's mbox_loss), the test loss, and the test score on a [0, 1] axis
 ('accuracy', else the first output that is not a loss, such as SSD's
-detection_eval, its mAP).
+detection_eval, its mAP), and below them the learning rate the log shows
+(`Iteration N, lr = X` lines, one per display), so a schedule's warm-up
+and restarts can be seen against the loss.
 
     plot_training_log.py LOGFILE OUTPUT.png
 
@@ -62,7 +64,18 @@ def main(argv):
         sys.stderr.write('plot_training_log.py: %s: no such file\n' % argv[1])
         return 1
     train, test = parse_log.parse(argv[1])
-    figure, loss_axes = plt.subplots(figsize=(8, 4.5))
+    rates = [(r['NumIters'], r['LearningRate']) for r in train
+             if r['LearningRate'] == r['LearningRate']]  # not NaN: the log gave one
+    if rates:
+        figure, (loss_axes, lr_axes) = plt.subplots(
+            2, 1, sharex=True, figsize=(8, 6), gridspec_kw={'height_ratios': [3, 1]})
+        lr_axes.plot([i for i, _ in rates], [lr for _, lr in rates], color='tab:purple',
+                     linewidth=1)
+        lr_axes.set_ylabel('learning rate')
+        lr_axes.set_xlabel('iteration')
+        lr_axes.grid(alpha=0.3)
+    else:
+        figure, loss_axes = plt.subplots(figsize=(8, 4.5))
     train_loss = loss_key(train)
     if train_loss:
         loss_axes.plot([r['NumIters'] for r in train], [r.get(train_loss) for r in train],
@@ -72,7 +85,8 @@ def main(argv):
         rows = [r for r in test if test_loss in r]
         loss_axes.plot([r['NumIters'] for r in rows], [r[test_loss] for r in rows],
                        color='tab:orange', marker='.', label='test %s' % test_loss)
-    loss_axes.set_xlabel('iteration')
+    if not rates:
+        loss_axes.set_xlabel('iteration')
     loss_axes.set_ylabel('loss')
     lines, labels = loss_axes.get_legend_handles_labels()
     score = score_key(test)
