@@ -185,6 +185,72 @@ TEST(SolverTest, DecoupledDecayIsL2Only) {
             std::string::npos);
 }
 
+// ema_decay: the moving average equals its formula over each step's
+// weights, starting from the initial ones; training itself is unchanged;
+// tests run with the average and give the training weights back; a snapshot
+// writes it beside the weights, and a resumed run continues it bitwise.
+SolverParameter EmaSolver(const std::string& dir) {
+  SolverParameter param = LinearSolver(
+      "SGD", "momentum: 0.9 ema_decay: 0.8 test_iter: 1 test_interval: 1000 "
+             "test_initialization: false snapshot_prefix: '" + dir + "/ema'");
+  ReadProtoFromString(kLinearNet, "net", param.add_test_net_param());
+  return param;
+}
+
+// The test net's loss after TestAll, its inputs set as the training net's.
+double TestLoss(Solver<double>* solver) {
+  SetInputs(solver->test_nets()[0].get());
+  solver->TestAll();
+  return solver->test_nets()[0]->blob_by_name("loss")->cpu_data()[0];
+}
+
+TEST(SolverTest, WeightMovingAverageFollowsItsFormula) {
+  char pattern[] = "/tmp/crema_ema_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  auto solver = CreateSolver<double>(EmaSolver(dir));
+  SetInputs(solver->net().get());
+  std::vector<double> ema = LinearWeights(*solver);  // the initial weights
+  const double decay = 0.8f;                          // as the schema holds it
+  for (int t = 0; t < 4; ++t) {
+    solver->Step(1);
+    const std::vector<double> w = LinearWeights(*solver);
+    for (int i = 0; i < 2; ++i) ema[i] = decay * ema[i] + (1 - decay) * w[i];
+  }
+  auto plain = CreateSolver<double>(LinearSolver("SGD", "momentum: 0.9"));
+  SetInputs(plain->net().get());
+  plain->Step(4);
+  const std::vector<double> raw = LinearWeights(*plain);
+  EXPECT_EQ(LinearWeights(*solver), raw);  // training is unchanged
+  const double residual = ema[0] * 1.0 + ema[1] * -2.0 - 3.0;
+  EXPECT_NEAR(TestLoss(solver.get()), residual * residual / 2, 1e-12);  // tested with the average
+  EXPECT_EQ(LinearWeights(*solver), raw);  // and the training weights are back
+  solver->Snapshot();
+  NetParameter average;
+  ReadProtoFromBinaryFile(dir + "/ema_iter_4.ema.caffemodel", &average);
+  ASSERT_EQ(average.layer(1).blobs(0).double_data_size(), 2);
+  EXPECT_NEAR(average.layer(1).blobs(0).double_data(0), ema[0], 1e-12);
+  EXPECT_NEAR(average.layer(1).blobs(0).double_data(1), ema[1], 1e-12);
+  solver->Step(3);
+  auto resumed = CreateSolver<double>(EmaSolver(dir));
+  SetInputs(resumed->net().get());
+  resumed->Restore(dir + "/ema_iter_4.solverstate");
+  resumed->Step(3);
+  EXPECT_EQ(LinearWeights(*resumed), LinearWeights(*solver));
+  EXPECT_EQ(TestLoss(resumed.get()), TestLoss(solver.get()));  // bitwise
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(SolverTest, EmaDecayOutsideItsRangeIsRefused) {
+  for (const char* bad : {"0", "1", "-0.5", "1.5", "nan"}) {
+    EXPECT_NE(ErrorMessageOf([&] {
+                CreateSolver<double>(LinearSolver("SGD", std::string("ema_decay: ") + bad));
+              }).find("ema_decay is"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 TEST(SolverTest, UnknownTypeIsAUserError) {
   EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
 }

@@ -21,13 +21,16 @@ namespace crema {
 enum class SolverAction { NONE, STOP, SNAPSHOT };
 
 template <typename Dtype>
+class EmaWeights;  // src/crema/ema_weights.hpp
+
+template <typename Dtype>
 class Solver {
  public:
   // share_layers_from: in data-parallel training, rank 0's training net,
   // which lends this solver's training net its shareable layers; null
   // otherwise. The calling thread's Context says the solver's rank.
   explicit Solver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
-  virtual ~Solver() = default;
+  virtual ~Solver();  // (where EmaWeights is complete)
 
   // Trains to max_iter (from a solver state if resume_file is given),
   // snapshotting at the end if snapshot_after_train.
@@ -42,9 +45,11 @@ class Solver {
   // pointers into the nets.
   void Restore(const std::string& state_file);
   // Writes <prefix>_iter_N.caffemodel and .solverstate (or .caffemodel.h5
-  // and .solverstate.h5), each to a temporary file renamed into place.
+  // and .solverstate.h5), each to a temporary file renamed into place, and
+  // <prefix>_iter_N.ema.caffemodel(.h5) when ema_decay keeps an average.
   void Snapshot();
-  // Runs every test net for test_iter batches and logs the mean outputs.
+  // Runs every test net for test_iter batches and logs the mean outputs
+  // (with the weights' moving average, when ema_decay keeps one).
   void TestAll();
 
   const SolverParameter& param() const { return param_; }
@@ -89,6 +94,8 @@ class Solver {
   void RequireSnapshotFolder() const;
   // The training net, then the test nets.
   std::vector<const Net<Dtype>*> AllNets() const;
+  // Writes <prefix>_iter_N.ema.caffemodel(.h5): the weights' moving average.
+  void SnapshotEma(bool hdf5);
   void Test(int test_net_id);
 
   SolverParameter param_;
@@ -108,6 +115,9 @@ class Solver {
   // What Restore read of the data layers' positions, handed to the nets it
   // rebuilds (null before a resume).
   std::unique_ptr<SolverState> resume_state_;
+  // The weights' moving average (ema_decay; rank 0 only, which tests and
+  // snapshots), null without one.
+  std::unique_ptr<EmaWeights<Dtype>> ema_;
 
  private:
   void BuildNets();

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "crema/ema_weights.hpp"
 #include "crema/lr_schedule.hpp"
 #include "crema/solver_watch.hpp"
 #include "crema/storage/hdf5.hpp"
@@ -53,6 +54,12 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   CREMA_REQUIRE(param.max_iter() >= 0,
                 "solver: max_iter is " << param.max_iter() << "; it must not be negative");
   RequireScheduleMeaningful(param);
+  if (param.has_ema_decay()) {
+    CREMA_REQUIRE(std::isfinite(param.ema_decay()) && param.ema_decay() > 0 &&
+                      param.ema_decay() < 1,
+                  "solver: ema_decay is " << param.ema_decay()
+                                          << "; the old average's weight must lie in (0, 1)");
+  }
   CREMA_REQUIRE(
       param.eval_type() == "classification" || param.eval_type() == "detection",
       "solver: unknown eval_type '" << param.eval_type() << "' (classification, detection)");
@@ -86,6 +93,9 @@ Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_laye
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");
   CREMA_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be at least 1");
   RequireSettingsMeaningful(param_);
+  if (param_.has_ema_decay() && Context::is_rank_zero()) {
+    ema_.reset(new EmaWeights<Dtype>(param_.ema_decay()));
+  }
   BuildNets();
   LOG_IF(INFO, Context::is_rank_zero()) << "Solver scaffolding done.";
   LOG_IF(INFO, Context::is_rank_zero() && param_.max_iter() > 0)
@@ -217,8 +227,12 @@ Dtype Solver<Dtype>::GetLearningRate() const {
 }
 
 template <typename Dtype>
+Solver<Dtype>::~Solver() = default;
+
+template <typename Dtype>
 void Solver<Dtype>::Step(int iters) {
   if (Context::is_rank_zero() && iters > 0) RequireSnapshotFolder();
+  if (ema_ && !ema_->started()) ema_->Start(net_->learnable_params());
   const int stop_iter = iter_ + iters;
   reporter_.Start(iter_);
   while (iter_ < stop_iter) {
@@ -232,6 +246,7 @@ void Solver<Dtype>::Step(int iters) {
     for (auto& callback : on_gradients_ready_) callback();
     WatchForNonFinite(loss / param_.iter_size());
     ApplyUpdate();
+    if (ema_) ema_->Update(net_->learnable_params());
     ++iter_;
     if (HandleAction(RequestedAction())) break;
   }
@@ -329,6 +344,8 @@ void Solver<Dtype>::FinishNets() {
 
 template <typename Dtype>
 void Solver<Dtype>::TestAll() {
+  // The test nets share the training net's weights: they see the average.
+  EmaSwappedIn<Dtype> average(ema_.get(), net_->learnable_params());
   for (size_t id = 0; id < test_nets_.size() && !requested_early_exit_; ++id) {
     Test(static_cast<int>(id));
   }
@@ -392,12 +409,14 @@ void Solver<Dtype>::Snapshot() {
     net_->ToProto(&net_param, param_.snapshot_diff());
     WriteProtoToBinaryFile(net_param, model_filename);
   }
+  if (ema_ && ema_->started()) SnapshotEma(hdf5);
   SolverState state;
   state.set_iter(iter_);
   state.set_learned_net(model_filename);
   state.set_solver_type(type());
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
+  if (ema_ && ema_->started()) ema_->ToState(&state);
   state.set_rng_state(Context::rng().State());
   for (const auto* net : AllNets()) net->AppendResumeState(&state);
   const std::string state_filename = SnapshotFilename(hdf5 ? ".solverstate.h5" : ".solverstate");
@@ -407,6 +426,22 @@ void Solver<Dtype>::Snapshot() {
   } else {
     LOG(INFO) << "Snapshotting solver state to binary proto file " << state_filename;
     WriteProtoToBinaryFile(state, state_filename);
+  }
+}
+
+// The weights' moving average as a weights file of its own, beside the
+// snapshot's: what a deploy net of the averaged model loads.
+template <typename Dtype>
+void Solver<Dtype>::SnapshotEma(bool hdf5) {
+  EmaSwappedIn<Dtype> average(ema_.get(), net_->learnable_params());
+  const std::string filename = SnapshotFilename(hdf5 ? ".ema.caffemodel.h5" : ".ema.caffemodel");
+  LOG(INFO) << "Snapshotting the weights' moving average to " << filename;
+  if (hdf5) {
+    net_->ToHDF5(filename, false);
+  } else {
+    NetParameter net_param;
+    net_->ToProto(&net_param, false);
+    WriteProtoToBinaryFile(net_param, filename);
   }
 }
 
@@ -460,6 +495,7 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
     net_->CopyTrainedLayersFrom(model);
   }
   RestoreSolverState(state);
+  if (ema_) ema_->FromState(state, net_->learnable_params(), state_file);
   if (state.has_rng_state()) Context::rng().SetState(state.rng_state());
 }
 
