@@ -262,7 +262,8 @@ void Solver<Dtype>::WatchForNonFinite(Dtype loss) {
   std::ostringstream what;
   what << "iteration " << iter_ << ": "
        << (finite_loss ? std::string("the gradient is not finite")
-                       : "the loss is " + std::to_string(loss))
+                       : "the loss is " + (std::isnan(loss) ? std::string("nan")  // any sign
+                                                            : std::to_string(loss)))
        << "; " << FirstNonFinite(*net_);
   if (param_.on_nonfinite() == SolverParameter::WARN) {
     LOG(WARNING) << what.str()

@@ -79,10 +79,12 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
       if (IsIgnoredLabel(label[position], has_ignore_label_, ignore_label_)) continue;
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
       const Dtype* first = prob + i * slice + j;
-      const Dtype label_loss = -std::log(std::max(first[label_value * inner_num_], Dtype(FLT_MIN)));
-      loss += smoothing_ == 0 ? label_loss
-                              : (1 - smoothing_) * label_loss +
-                                    smoothing_ / num_classes_ * ClassesLoss(first);
+      const Dtype log_p = std::log(std::max(first[label_value * inner_num_], Dtype(FLT_MIN)));
+      if (smoothing_ == 0) {
+        loss -= log_p;
+      } else {
+        loss += (1 - smoothing_) * -log_p + smoothing_ / num_classes_ * ClassesLoss(first);
+      }
       ++valid_count;
     }
   }
