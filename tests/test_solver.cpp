@@ -251,6 +251,99 @@ TEST(SolverTest, EmaDecayOutsideItsRangeIsRefused) {
   }
 }
 
+// best_output and early_stop_patience on the linear unit, its prediction p
+// moving from -0.5 halfway to 3 each step (1.25, 2.125, 2.5625, ...) while
+// the test net's target is 2: the test loss (p - 2)^2 / 2 is lowest after 2
+// steps and rises after, so the best snapshot is iteration 2's and three
+// worse tests (3, 4, 5) stop the run at iteration 5.
+SolverParameter BestSolver(const std::string& dir, const std::string& overrides = "") {
+  SolverParameter param = LinearSolver(
+      "SGD", "test_iter: 1 test_interval: 1 best_output: 'loss' best_mode: MIN "
+             "early_stop_patience: 3 snapshot_prefix: '" + dir + "/run'");
+  param.set_max_iter(20);
+  ReadProtoFromString(kLinearNet, "net", param.add_test_net_param());
+  SolverParameter changes;  // its settings replace the ones above
+  ReadProtoFromString(overrides, "overrides", &changes);
+  param.MergeFrom(changes);
+  return param;
+}
+
+std::unique_ptr<Solver<double>> BestSolverWithInputs(const SolverParameter& param) {
+  auto solver = CreateSolver<double>(param);
+  SetInputs(solver->net().get());
+  SetInputs(solver->test_nets()[0].get());
+  solver->test_nets()[0]->blob_by_name("y")->mutable_cpu_data()[0] = 2.0;
+  return solver;
+}
+
+SolverState ReadState(const std::string& path) {
+  SolverState state;
+  ReadProtoFromBinaryFile(path, &state);
+  return state;
+}
+
+TEST(SolverTest, BestCheckpointAndEarlyStop) {
+  char pattern[] = "/tmp/crema_best_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  auto two_steps = CreateSolver<double>(LinearSolver("SGD"));
+  SetInputs(two_steps->net().get());
+  two_steps->Step(2);
+  auto solver = BestSolverWithInputs(BestSolver(dir));
+  solver->Solve();
+  EXPECT_EQ(solver->iter(), 5);  // tests 3, 4 and 5 were no better than 2's
+  NetParameter best;
+  ReadProtoFromBinaryFile(dir + "/run_best.caffemodel", &best);
+  ASSERT_EQ(best.layer(1).blobs(0).double_data_size(), 2);
+  EXPECT_EQ(best.layer(1).blobs(0).double_data(0), LinearWeights(*two_steps)[0]);
+  EXPECT_EQ(best.layer(1).blobs(0).double_data(1), LinearWeights(*two_steps)[1]);
+  const SolverState best_state = ReadState(dir + "/run_best.solverstate");
+  EXPECT_EQ(best_state.iter(), 2);
+  EXPECT_EQ(best_state.best_iter(), 2);
+  EXPECT_NEAR(best_state.best_value(), (2.125 - 2) * (2.125 - 2) / 2, 1e-7);  // float base_lr
+  EXPECT_TRUE(FileExists(dir + "/run_iter_5.caffemodel"));  // the work is kept
+  // Higher is better with MAX: the loss only rises after the first test.
+  auto max = BestSolverWithInputs(BestSolver(dir, "best_mode: MAX early_stop_patience: 2"));
+  max->Solve();
+  EXPECT_EQ(max->iter(), 2);  // iteration 0's 3.125 stayed the highest
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(SolverTest, AResumedRunKeepsTheBestSoFar) {
+  char pattern[] = "/tmp/crema_best_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  // Snapshot after 4 updates: the best is iteration 2's, one worse test since.
+  auto first = BestSolverWithInputs(BestSolver(dir, "max_iter: 4 snapshot_after_train: true"));
+  first->Solve();
+  const SolverState state = ReadState(dir + "/run_iter_4.solverstate");
+  EXPECT_EQ(state.best_iter(), 2);
+  EXPECT_EQ(state.tests_since_best(), 1);
+  auto resumed = BestSolverWithInputs(BestSolver(dir));
+  resumed->Solve(dir + "/run_iter_4.solverstate");
+  EXPECT_EQ(resumed->iter(), 5);  // tests 4 and 5 complete the patience of 3
+  EXPECT_EQ(ReadState(dir + "/run_best.solverstate").best_iter(), 2);  // not overwritten
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(SolverTest, AWatchedOutputNoTestNetGivesIsRefused) {
+  const std::string none = ErrorMessageOf([] {
+    CreateSolver<double>(BestSolver("/tmp", "best_output: 'accuracy'"));
+  });
+  EXPECT_NE(none.find("best_output 'accuracy' is not a single-value output of any test net "
+                      "(their outputs: loss)"),
+            std::string::npos)
+      << none;
+  EXPECT_NE(ErrorMessageOf([] {
+              CreateSolver<double>(LinearSolver("SGD", "early_stop_patience: 2"));
+            }).find("early_stop_patience needs best_output"),
+            std::string::npos);
+  EXPECT_NE(ErrorMessageOf([] {
+              CreateSolver<double>(BestSolver("/tmp", "early_stop_patience: -1"));
+            }).find("early_stop_patience is -1"),
+            std::string::npos);
+}
+
 TEST(SolverTest, UnknownTypeIsAUserError) {
   EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
 }

@@ -84,6 +84,11 @@ class TrainingReporter {
   double images_ = 0;
 };
 
+// Whether blob blob_id of net is a DetectionEvaluate layer's top (judged
+// detections, reported as mAP rather than averaged).
+template <typename Dtype>
+bool IsDetectionEvaluation(const Net<Dtype>& net, int blob_id);
+
 // Sums a net's outputs over batches; prints their means.
 template <typename Dtype>
 // A DetectionEvaluate output (rows of judged detections, as many as the
@@ -98,6 +103,9 @@ class OutputMeans {
   void Add(const Net<Dtype>& net);
   int batches() const { return batches_; }
   std::vector<Dtype> Means() const;
+  // By output name: the mean of each single-value output, and each
+  // DetectionEvaluate output's mAP under the first ap_version.
+  std::map<std::string, double> NamedMeans(const Net<Dtype>& net) const;
   void Report(const Net<Dtype>& net, const std::string& label, const LineSink& sink) const;
 
  private:

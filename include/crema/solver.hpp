@@ -6,6 +6,7 @@
 #define CREMA_SOLVER_HPP_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,15 +89,24 @@ class Solver {
   virtual void RestoreSolverState(const SolverState& state) = 0;
   virtual void CopyHistoryFrom(const Solver& other) = 0;
 
-  std::string SnapshotFilename(const std::string& extension) const;
   // Fails, naming the prefix, where snapshots are due and their folder is
   // missing or not writable.
   void RequireSnapshotFolder() const;
   // The training net, then the test nets.
   std::vector<const Net<Dtype>*> AllNets() const;
-  // Writes <prefix>_iter_N.ema.caffemodel(.h5): the weights' moving average.
-  void SnapshotEma(bool hdf5);
-  void Test(int test_net_id);
+  // Writes <stem>.ema.caffemodel(.h5): the weights' moving average.
+  void SnapshotEma(const std::string& stem, bool hdf5);
+  // Writes <stem>.caffemodel and <stem>.solverstate (Snapshot's files).
+  void SnapshotAs(const std::string& stem);
+  // Runs one test net and logs its mean outputs; adds those with a single
+  // value (and mAPs) to *named, by name, where not already there.
+  void Test(int test_net_id, std::map<std::string, double>* named);
+  // best_output: compares this test's value with the best so far,
+  // snapshotting a better one as <prefix>_best and counting the tests
+  // without improvement; sets early_stopped_ when they reach the patience.
+  void WatchBest(const std::map<std::string, double>& named);
+  // best_output names a single-value output (or an mAP) of a test net.
+  void RequireWatchedOutput() const;
 
   SolverParameter param_;
   int iter_ = 0;
@@ -108,6 +118,13 @@ class Solver {
   std::vector<std::function<void()>> on_start_;
   std::vector<std::function<void()>> on_gradients_ready_;
   bool requested_early_exit_ = false;
+  // best_output's record (rank 0; kept in the solver state).
+  bool has_best_ = false;
+  double best_value_ = 0;
+  int best_iter_ = 0;
+  int tests_since_best_ = 0;
+  // The patience ran out: training ends as if stopped (Solve).
+  bool early_stopped_ = false;
   bool warned_nonfinite_ = false;
   // The device flag GradientsFinite raises (one int, reused every iteration).
   SyncedMemory nonfinite_flag_{sizeof(int)};

@@ -20,10 +20,7 @@ LineSink LogInfoSink() {
   return [](const std::string& line) { LOG(INFO) << line; };
 }
 
-namespace {
-
-// Whether output blob `blob_id` is a DetectionEvaluate layer's top: rows
-// whose number varies with the batch, summed and scored, never averaged.
+// Rows whose number varies with the batch, summed and scored, never averaged.
 template <typename Dtype>
 bool IsDetectionEvaluation(const Net<Dtype>& net, int blob_id) {
   for (size_t i = 0; i < net.layers().size(); ++i) {
@@ -33,8 +30,6 @@ bool IsDetectionEvaluation(const Net<Dtype>& net, int blob_id) {
   }
   return false;
 }
-
-}  // namespace
 
 template <typename Dtype>
 void ReportOutputs(const Net<Dtype>& net, const std::vector<Dtype>& values,
@@ -171,6 +166,28 @@ std::vector<Dtype> OutputMeans<Dtype>::Means() const {
 }
 
 template <typename Dtype>
+std::map<std::string, double> OutputMeans<Dtype>::NamedMeans(const Net<Dtype>& net) const {
+  const std::vector<Dtype> means = Means();
+  std::map<std::string, double> named;
+  size_t index = 0;
+  for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+    const int blob_id = net.output_blob_indices()[j];
+    if (IsDetectionEvaluation(net, blob_id)) continue;
+    const int count = net.output_blobs()[j]->count();
+    if (count == 1 && index < means.size()) named[net.blob_names()[blob_id]] = means[index];
+    index += count;
+  }
+  for (const auto& [blob_id, rows] : detection_rows_) {
+    std::map<int, ssd::ClassTally> tallies;
+    ssd::AddEvaluationRows(rows.data(), static_cast<int>(rows.size() / 5), &tallies);
+    std::map<int, double> per_class;
+    named[net.blob_names()[blob_id]] =
+        ssd::MeanAveragePrecision(tallies, ap_versions_.front(), &per_class);
+  }
+  return named;
+}
+
+template <typename Dtype>
 void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
                                 const LineSink& sink) const {
   const std::vector<Dtype> means = Means();
@@ -204,6 +221,7 @@ void OutputMeans<Dtype>::Report(const Net<Dtype>& net, const std::string& label,
   template void ReportOutputs<Dtype>(const Net<Dtype>&, const std::vector<Dtype>&,           \
                                      const std::string&, const LineSink&);                   \
   template std::vector<Dtype> OutputValues<Dtype>(const Net<Dtype>&);                        \
+  template bool IsDetectionEvaluation<Dtype>(const Net<Dtype>&, int);                        \
   template class TrainingReporter<Dtype>;                                                    \
   template class OutputMeans<Dtype>
 INSTANTIATE_REPORTER(float);

@@ -54,6 +54,11 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   CREMA_REQUIRE(param.max_iter() >= 0,
                 "solver: max_iter is " << param.max_iter() << "; it must not be negative");
   RequireScheduleMeaningful(param);
+  CREMA_REQUIRE(param.early_stop_patience() >= 0,
+                "solver: early_stop_patience is " << param.early_stop_patience()
+                                                  << "; give a number of tests (0: never stop)");
+  CREMA_REQUIRE(param.early_stop_patience() == 0 || !param.best_output().empty(),
+                "solver: early_stop_patience needs best_output, the test output it watches");
   if (param.has_ema_decay()) {
     CREMA_REQUIRE(std::isfinite(param.ema_decay()) && param.ema_decay() > 0 &&
                       param.ema_decay() < 1,
@@ -219,6 +224,28 @@ void Solver<Dtype>::InitTestNets() {
     test_nets_.back()->ShareTrainedLayersWith(net_.get());
     if (param_.eval_type() == "detection") RequireDetectionOutput(*test_nets_.back(), origin);
   }
+  if (!param_.best_output().empty()) RequireWatchedOutput();
+}
+
+// best_output must be a single-value output (or a DetectionEvaluate's) of
+// some test net: found out before training, not at the first test.
+template <typename Dtype>
+void Solver<Dtype>::RequireWatchedOutput() const {
+  const std::string& name = param_.best_output();
+  std::string outputs;
+  for (const auto& test_net : test_nets_) {
+    for (int blob_id : test_net->output_blob_indices()) {
+      const std::string& output = test_net->blob_names()[blob_id];
+      if (output == name && (test_net->blobs()[blob_id]->count() == 1 ||
+                             IsDetectionEvaluation(*test_net, blob_id))) {
+        return;
+      }
+      outputs += (outputs.empty() ? "" : ", ") + output;
+    }
+  }
+  CREMA_FAIL("solver: best_output '" << name << "' is not a single-value output of any test net"
+                                     << (test_nets_.empty() ? " (there is no test net)"
+                                                            : " (their outputs: " + outputs + ")"));
 }
 
 template <typename Dtype>
@@ -289,7 +316,7 @@ bool Solver<Dtype>::TestIfDue() {
   if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
       (iter_ > 0 || param_.test_initialization()) && Context::is_rank_zero()) {
     TestAll();
-    return requested_early_exit_;
+    return requested_early_exit_ || early_stopped_;
   }
   return false;
 }
@@ -310,6 +337,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   LOG(INFO) << "Solving " << net_->name();
   LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
   requested_early_exit_ = false;
+  early_stopped_ = false;
   if (!resume_file.empty()) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
@@ -317,8 +345,8 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   Step(param_.max_iter() - iter_);
   // Only the root solver keeps the work and reports.
   if (!Context::is_rank_zero()) return;
-  if (requested_early_exit_) {
-    // Stopped by a signal: keep the work, then leave.
+  if (requested_early_exit_ || early_stopped_) {
+    // Stopped by a signal or by early stop: keep the work, then leave.
     Snapshot();
     FinishNets();
     LOG(INFO) << "Optimization stopped early.";
@@ -347,13 +375,46 @@ template <typename Dtype>
 void Solver<Dtype>::TestAll() {
   // The test nets share the training net's weights: they see the average.
   EmaSwappedIn<Dtype> average(ema_.get(), net_->learnable_params());
+  std::map<std::string, double> named;
   for (size_t id = 0; id < test_nets_.size() && !requested_early_exit_; ++id) {
-    Test(static_cast<int>(id));
+    Test(static_cast<int>(id), &named);
+  }
+  if (!param_.best_output().empty() && !requested_early_exit_) WatchBest(named);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::WatchBest(const std::map<std::string, double>& named) {
+  const std::string& name = param_.best_output();
+  const auto found = named.find(name);
+  CHECK(found != named.end()) << "RequireWatchedOutput admitted '" << name << "'";
+  const double value = found->second;
+  const bool better = !has_best_ || (param_.best_mode() == SolverParameter::MAX
+                                         ? value > best_value_
+                                         : value < best_value_);
+  if (better) {
+    has_best_ = true;
+    best_value_ = value;
+    best_iter_ = iter_;
+    tests_since_best_ = 0;
+    LOG(INFO) << "Best " << name << " so far: " << value << " at iteration " << iter_;
+    SnapshotAs(param_.snapshot_prefix() + "_best");
+    return;
+  }
+  ++tests_since_best_;
+  LOG(INFO) << name << " " << value << " is no better than the best, " << best_value_
+            << " at iteration " << best_iter_ << " (" << tests_since_best_ << " test"
+            << (tests_since_best_ == 1 ? "" : "s") << " ago)";
+  const int patience = param_.early_stop_patience();
+  if (patience > 0 && tests_since_best_ >= patience) {
+    LOG(INFO) << "Early stop at iteration " << iter_ << ": " << name << " has not improved for "
+              << patience << " tests; the best, " << best_value_ << " at iteration "
+              << best_iter_ << ", is " << param_.snapshot_prefix() << "_best.caffemodel";
+    early_stopped_ = true;
   }
 }
 
 template <typename Dtype>
-void Solver<Dtype>::Test(int test_net_id) {
+void Solver<Dtype>::Test(int test_net_id, std::map<std::string, double>* named) {
   LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
   Net<Dtype>* test_net = test_nets_[test_net_id].get();
   OutputMeans<Dtype> means({param_.ap_version()}, param_.show_per_class_result());
@@ -373,6 +434,7 @@ void Solver<Dtype>::Test(int test_net_id) {
     LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
   }
   means.Report(*test_net, "Test net output", LogInfoSink());
+  for (const auto& [name, value] : means.NamedMeans(*test_net)) named->emplace(name, value);
 }
 
 // A snapshot the run will write must have a folder to go to: found out
@@ -390,27 +452,27 @@ void Solver<Dtype>::RequireSnapshotFolder() const {
 }
 
 template <typename Dtype>
-std::string Solver<Dtype>::SnapshotFilename(const std::string& extension) const {
-  return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
+void Solver<Dtype>::Snapshot() {
+  SnapshotAs(param_.snapshot_prefix() + "_iter_" + std::to_string(iter_));
 }
 
 template <typename Dtype>
-void Solver<Dtype>::Snapshot() {
+void Solver<Dtype>::SnapshotAs(const std::string& stem) {
   CHECK(Context::is_rank_zero());
   const bool hdf5 = param_.snapshot_format() == SolverParameter::HDF5;
   std::string model_filename;
   if (hdf5) {
-    model_filename = SnapshotFilename(".caffemodel.h5");
+    model_filename = stem + ".caffemodel.h5";
     LOG(INFO) << "Snapshotting to HDF5 file " << model_filename;
     net_->ToHDF5(model_filename, param_.snapshot_diff());
   } else {
-    model_filename = SnapshotFilename(".caffemodel");
+    model_filename = stem + ".caffemodel";
     LOG(INFO) << "Snapshotting to binary proto file " << model_filename;
     NetParameter net_param;
     net_->ToProto(&net_param, param_.snapshot_diff());
     WriteProtoToBinaryFile(net_param, model_filename);
   }
-  if (ema_ && ema_->started()) SnapshotEma(hdf5);
+  if (ema_ && ema_->started()) SnapshotEma(stem, hdf5);
   SolverState state;
   state.set_iter(iter_);
   state.set_learned_net(model_filename);
@@ -418,9 +480,14 @@ void Solver<Dtype>::Snapshot() {
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
   if (ema_ && ema_->started()) ema_->ToState(&state);
+  if (has_best_) {
+    state.set_best_value(best_value_);
+    state.set_best_iter(best_iter_);
+    state.set_tests_since_best(tests_since_best_);
+  }
   state.set_rng_state(Context::rng().State());
   for (const auto* net : AllNets()) net->AppendResumeState(&state);
-  const std::string state_filename = SnapshotFilename(hdf5 ? ".solverstate.h5" : ".solverstate");
+  const std::string state_filename = stem + (hdf5 ? ".solverstate.h5" : ".solverstate");
   if (hdf5) {
     LOG(INFO) << "Snapshotting solver state to HDF5 file " << state_filename;
     WriteSolverStateToHDF5(state_filename, state);
@@ -433,9 +500,9 @@ void Solver<Dtype>::Snapshot() {
 // The weights' moving average as a weights file of its own, beside the
 // snapshot's: what a deploy net of the averaged model loads.
 template <typename Dtype>
-void Solver<Dtype>::SnapshotEma(bool hdf5) {
+void Solver<Dtype>::SnapshotEma(const std::string& stem, bool hdf5) {
   EmaSwappedIn<Dtype> average(ema_.get(), net_->learnable_params());
-  const std::string filename = SnapshotFilename(hdf5 ? ".ema.caffemodel.h5" : ".ema.caffemodel");
+  const std::string filename = stem + (hdf5 ? ".ema.caffemodel.h5" : ".ema.caffemodel");
   LOG(INFO) << "Snapshotting the weights' moving average to " << filename;
   if (hdf5) {
     net_->ToHDF5(filename, false);
@@ -497,6 +564,10 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
   }
   RestoreSolverState(state);
   if (ema_) ema_->FromState(state, net_->learnable_params(), state_file);
+  has_best_ = state.has_best_value();
+  best_value_ = state.best_value();
+  best_iter_ = state.best_iter();
+  tests_since_best_ = state.tests_since_best();
   if (state.has_rng_state()) Context::rng().SetState(state.rng_state());
 }
 
