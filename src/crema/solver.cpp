@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
-#include <set>
 #include <sstream>
 
 #include "crema/ema_weights.hpp"
