@@ -33,11 +33,14 @@ class ResumeTest : public ScratchDirTest {
     WriteDatumLMDB(dir_ + "/test", 11, 6, 6, pixel, label);
   }
 
-  SolverParameter Param(const std::string& format) const {
+  static constexpr const char* kCropMirror = "mirror: true crop_size: 5";
+
+  SolverParameter Param(const std::string& format,
+                        const std::string& augmentation = kCropMirror) const {
     const std::string net =
         "name: 'resume'"
         "layer { name: 'data' type: 'Data' top: 'data' top: 'label' include { phase: TRAIN }"
-        "  transform_param { scale: 0.004 mirror: true crop_size: 5 }"
+        "  transform_param { scale: 0.004 " + augmentation + " }"
         "  data_param { source: '" + dir_ + "/train' batch_size: 4 backend: LMDB } }"
         "layer { name: 'data' type: 'Data' top: 'data' top: 'label' include { phase: TEST }"
         "  transform_param { scale: 0.004 crop_size: 5 }"
@@ -85,6 +88,36 @@ TEST_F(ResumeTest, HundredPlusHundredEqualsTwoHundredBitwise) {
     EXPECT_EQ(LearnableWeights(*resumed), at_snapshot);
     resumed->Step(100);
     EXPECT_NE(LearnableWeights(*resumed), at_snapshot);
+    EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
+  }
+}
+
+// The augmentations draw from the batch's seeded stream, so a resumed run
+// draws what the straight run drew: each alone and all together.
+TEST_F(ResumeTest, AugmentedHundredPlusHundredEqualsTwoHundredBitwise) {
+  std::vector<std::string> augmentations{
+      "color_jitter { brightness: 0.3 contrast: 0.3 } crop_size: 5",
+      "random_erasing { prob: 0.7 } crop_size: 5",
+  };
+#ifdef CREMA_OPENCV
+  augmentations.push_back("random_resized_crop { scale_min: 0.4 } crop_size: 5");
+  augmentations.push_back("rotation_degrees: 20 crop_size: 5 mean_value: 128");
+  augmentations.push_back(
+      "random_resized_crop { } crop_size: 5 rotation_degrees: 10 mirror: true "
+      "color_jitter { brightness: 0.2 } random_erasing { }");
+#endif
+  for (const std::string& augmentation : augmentations) {
+    SCOPED_TRACE(augmentation);
+    const SolverParameter param = Param("BINARYPROTO", augmentation);
+    std::vector<std::vector<float>> straight;
+    {
+      auto solver = CreateSolver<float>(param);
+      solver->Step(200);
+      straight = LearnableWeights(*solver);
+    }
+    auto resumed = CreateSolver<float>(param);
+    resumed->Restore(dir_ + "/BINARYPROTO_iter_100.solverstate");
+    resumed->Step(100);
     EXPECT_EQ(LearnableWeights(*resumed), straight);  // bitwise
   }
 }

@@ -2,6 +2,9 @@
 // crop (random at TRAIN, centred at TEST), mirror (random), mean subtraction
 // (a mean file or per-channel values) and scaling, in that order:
 //   out = (in - mean) * scale.
+// At TRAIN, the augmentations of transform_param (random resized crop,
+// rotation, colour jitter, random erasing; crema/util/augmentation.hpp)
+// come around these steps when asked for.
 // Random choices draw from the calling thread's generator (Context::rng()),
 // so each prefetch thread has its own reproducible stream. In builds with
 // OpenCV, encoded records (JPEG/PNG) are decoded first: as stored, or as
@@ -17,6 +20,7 @@
 
 #include "crema/blob.hpp"
 #include "crema/common.hpp"
+#include "crema/util/augmentation.hpp"
 #include "crema/proto/crema.pb.h"
 
 namespace crema {
@@ -62,7 +66,7 @@ class DataTransformer {
   // training crop): a caller that seeds the stream per batch for
   // reproducibility need not when it does not.
   bool draws_random_numbers() const {
-    return param_.mirror() || (param_.crop_size() > 0 && phase_ == TRAIN);
+    return param_.mirror() || (param_.crop_size() > 0 && phase_ == TRAIN) || augments_;
   }
 
  private:
@@ -80,6 +84,17 @@ class DataTransformer {
   template <typename Source>
   void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);
   int Rand(int n);
+  // The TRAIN path with augmentations: the window (cropped, or warped by
+  // WarpSource into augment_window_), colour jitter, mirror, mean and scale,
+  // then random erasing.
+  template <typename Source>
+  void TransformAugmented(const Source* in, int channels, int height, int width, Dtype* out);
+  template <typename Source>
+  void WarpSource(const Source* in, int channels, int height, int width, const Choice& choice);
+  Dtype MeanValue(int channel) const;
+  // Whether crop_size is a random resized crop's output size rather than a
+  // window of the input.
+  bool resizes_crop() const { return warps_ && param_.has_random_resized_crop(); }
 #ifdef CREMA_OPENCV
   cv::Mat Decode(const Datum& datum) const;
 #endif
@@ -88,6 +103,12 @@ class DataTransformer {
   Phase phase_;
   Blob<Dtype> data_mean_;
   std::vector<Dtype> mean_values_;
+  bool augments_ = false;  // TRAIN with any augmentation
+  bool warps_ = false;     // TRAIN with a random resized crop or a rotation
+  // Scratch for TransformAugmented, kept between images (one transformer
+  // serves one thread).
+  augment::Planes augment_source_;
+  augment::Planes augment_window_;
 };
 
 }  // namespace crema

@@ -4,7 +4,9 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
+#include "crema/util/augmentation.hpp"
 #include "crema/util/io.hpp"
 
 #ifdef CREMA_OPENCV
@@ -50,6 +52,16 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
     : param_(param), phase_(phase) {
   CREMA_REQUIRE(!(param_.has_mean_file() && param_.mean_value_size() > 0),
                 "transform_param: give mean_file or mean_value, not both");
+  augment::CheckAugmentation(param_);
+  augments_ = phase_ == TRAIN && augment::AugmentationRequested(param_);
+  warps_ = phase_ == TRAIN && augment::GeometryRequested(param_);
+#ifndef CREMA_OPENCV
+  CREMA_REQUIRE(!warps_, "transform_param: random_resized_crop and rotation_degrees need a build "
+                         "of Crema with OpenCV (install libopencv-imgproc-dev and rebuild)");
+#endif
+  CREMA_REQUIRE(!(warps_ && param_.has_mean_file()),
+                "transform_param: random_resized_crop and rotation_degrees move pixels, so a "
+                "mean_file (one mean per pixel) no longer lines up; give mean_value");
   if (param_.has_mean_file()) ReadMeanFile(param_.mean_file(), &data_mean_);
   for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
   CREMA_REQUIRE(!(param_.force_color() && param_.force_gray()),
@@ -85,9 +97,15 @@ void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) cons
   const int crop = static_cast<int>(param_.crop_size());
   CREMA_REQUIRE(channels > 0 && height > 0 && width > 0,
                 "a record of shape " << channels << "x" << height << "x" << width << " is empty");
-  CREMA_REQUIRE(height >= crop && width >= crop, "crop_size " << crop << " is larger than the "
-                                                              << height << "x" << width
-                                                              << " input");
+  // A random resized crop scales its window to crop_size: any size will do.
+  CREMA_REQUIRE((height >= crop && width >= crop) || resizes_crop(),
+                "crop_size " << crop << " is larger than the " << height << "x" << width
+                             << " input");
+  CREMA_REQUIRE(channels == 3 || !augments_ || !param_.has_color_jitter() ||
+                    param_.color_jitter().saturation() == 0,
+                "transform_param: color_jitter { saturation: "
+                    << param_.color_jitter().saturation() << " } needs colour images; these have "
+                    << channels << " channel(s)");
   if (!mean_values_.empty()) {
     CREMA_REQUIRE(mean_values_.size() == 1 || static_cast<int>(mean_values_.size()) == channels,
                   "mean_value has " << mean_values_.size() << " values for " << channels
@@ -178,6 +196,10 @@ template <typename Source>
 void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int height, int width,
                                              Dtype* out) {
   CheckSize(channels, height, width);
+  if (augments_) {
+    TransformAugmented(in, channels, height, width, out);
+    return;
+  }
   const int crop = static_cast<int>(param_.crop_size());
   const int out_h = crop ? crop : height;
   const int out_w = crop ? crop : width;
@@ -185,8 +207,7 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
   const Dtype scale = param_.scale();
   const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
   for (int c = 0; c < channels; ++c) {
-    const Dtype mean_value =
-        mean_values_.empty() ? Dtype(0) : mean_values_[mean_values_.size() == 1 ? 0 : c];
+    const Dtype mean_value = MeanValue(c);
     for (int h = 0; h < out_h; ++h) {
       const int row = h + choice.h_off;
       const Source* in_row = in + (c * height + row) * width + choice.w_off;
@@ -195,6 +216,79 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
       TransformRowVariant(in_row, mean_row, mean_value, scale, out_w, choice.mirror, out_row);
     }
   }
+}
+
+template <typename Dtype>
+template <typename Source>
+void DataTransformer<Dtype>::TransformAugmented(const Source* in, int channels, int height,
+                                                int width, Dtype* out) {
+  const int crop = static_cast<int>(param_.crop_size());
+  const int out_h = crop ? crop : height;
+  const int out_w = crop ? crop : width;
+  const Choice choice = Choose(height, width);
+  augment::Planes& window = augment_window_;
+  window.Resize(channels, out_h, out_w);
+  if (warps_) {
+    WarpSource(in, channels, height, width, choice);
+  } else {
+    for (int c = 0; c < channels; ++c) {
+      for (int h = 0; h < out_h; ++h) {
+        const Source* row = in + (c * height + h + choice.h_off) * width + choice.w_off;
+        std::copy(row, row + out_w, window.plane(c) + h * out_w);
+      }
+    }
+  }
+  if (param_.has_color_jitter()) {
+    augment::JitterColour(augment::DrawJitter(param_.color_jitter()),
+                          std::is_same<Source, uint8_t>::value, &window);
+  }
+  const Dtype scale = param_.scale();
+  // Without a warp the window is a plain crop, so a mean file still lines up.
+  const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
+  for (int c = 0; c < channels; ++c) {
+    const Dtype mean_value = MeanValue(c);
+    for (int h = 0; h < out_h; ++h) {
+      const int row = h + choice.h_off;
+      const Dtype* mean_row = mean ? mean + (c * height + row) * width + choice.w_off : nullptr;
+      TransformRowVariant(window.plane(c) + h * out_w, mean_row, mean_value, scale, out_w,
+                          choice.mirror, out + (c * out_h + h) * out_w);
+    }
+  }
+  augment::Rect erased;
+  if (param_.has_random_erasing() &&
+      augment::DrawErasure(param_.random_erasing(), out_h, out_w, &erased)) {
+    augment::Erase(erased, static_cast<Dtype>(param_.random_erasing().value()), channels, out_h,
+                   out_w, out);
+  }
+}
+
+template <typename Dtype>
+template <typename Source>
+void DataTransformer<Dtype>::WarpSource(const Source* in, int channels, int height, int width,
+                                        const Choice& choice) {
+  augment::Planes& source = augment_source_;
+  source.Resize(channels, height, width);
+  std::copy(in, in + source.values.size(), source.values.begin());
+  augment::Planes& window = augment_window_;
+  augment::Window from;  // the usual crop, unless a random resized crop draws its own
+  from.x = static_cast<float>(choice.w_off);
+  from.y = static_cast<float>(choice.h_off);
+  from.width = static_cast<float>(window.width);
+  from.height = static_cast<float>(window.height);
+  if (param_.has_random_resized_crop()) {
+    from = augment::DrawResizedCropWindow(param_.random_resized_crop(), height, width);
+  }
+  const float limit = param_.rotation_degrees();
+  const float degrees = limit > 0 ? augment::DrawUniform(-limit, limit) : 0.f;
+  std::vector<float> fill(channels);  // the mean: 0 after subtraction
+  for (int c = 0; c < channels; ++c) fill[c] = static_cast<float>(MeanValue(c));
+  augment::WarpWindow(source, from, degrees, fill, &window);
+}
+
+template <typename Dtype>
+Dtype DataTransformer<Dtype>::MeanValue(int channel) const {
+  if (mean_values_.empty()) return Dtype(0);
+  return mean_values_[mean_values_.size() == 1 ? 0 : channel];
 }
 
 template <typename Dtype>

@@ -18,6 +18,9 @@ AnnotatedDataLayer<Dtype>::AnnotatedDataLayer(const LayerParameter& param)
   const TransformationParameter& t = augmentation_;
   CREMA_LAYER_REQUIRE(t.crop_size() == 0,
                       "crop_size is not applied with boxes; crop by batch_sampler instead");
+  CREMA_LAYER_REQUIRE(!augment::GeometryRequested(t),
+                      "random_resized_crop and rotation_degrees would move the pixels without "
+                      "the boxes; crop by batch_sampler and resize by resize_param instead");
   if (t.has_resize_param()) {
     const ResizeParameter& r = t.resize_param();
     CREMA_LAYER_REQUIRE(r.prob() == 1, "resize_param: prob " << r.prob()
