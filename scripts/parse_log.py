@@ -79,6 +79,44 @@ def parse(path):
     return train, test
 
 
+def parse_metrics(path):
+    """The same rows from a metrics file (crema train's .metrics.jsonl, one
+    JSON object per line): Seconds from the first line's time, the outputs
+    by name (an output of several values is left out), and the training
+    lines' images_per_s as ImagesPerSecond."""
+    import json
+    train, test = [], []
+    start = None
+    with open(path) as metrics:
+        for line in metrics:
+            if not line.endswith('\n'):
+                break  # a line still being written
+            record = json.loads(line)
+            start = record['time'] if start is None else start
+            row = {'NumIters': record['iter'], 'Seconds': record['time'] - start,
+                   'LearningRate': record.get('lr', float('nan'))}
+            if record['kind'] == 'train':
+                row['ImagesPerSecond'] = record['images_per_s']
+            for name, value in record['outputs'].items():
+                if not isinstance(value, list):
+                    row[name] = float('nan') if value is None else value
+            (train if record['kind'] == 'train' else test).append(row)
+    for row in test:  # the rate in force at the test: the last display's
+        earlier = [r['LearningRate'] for r in train if r['NumIters'] <= row['NumIters']]
+        row['LearningRate'] = earlier[-1] if earlier else float('nan')
+    return train, test
+
+
+def parse_any(path):
+    """parse_metrics for a .jsonl file or a log with <log>.metrics.jsonl
+    beside it; parse for a log alone."""
+    if path.endswith('.jsonl'):
+        return parse_metrics(path)
+    if os.path.isfile(path + '.metrics.jsonl'):
+        return parse_metrics(path + '.metrics.jsonl')
+    return parse(path)
+
+
 def write_csv(rows, path):
     fields = ['NumIters', 'Seconds', 'LearningRate']
     for row in rows:

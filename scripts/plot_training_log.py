@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots a Crema (or Caffe) training log against the iteration, into one PNG:
+"""Plots Crema (or Caffe) training runs against the iteration, into one PNG:
 the training loss ('loss', else the first output named like a loss, such as
 SSD's mbox_loss), the test loss, and the test score on a [0, 1] axis
 ('accuracy', else the first output that is not a loss, such as SSD's
@@ -7,7 +7,12 @@ detection_eval, its mAP), and below them the learning rate the log shows
 (`Iteration N, lr = X` lines, one per display), so a schedule's warm-up
 and restarts can be seen against the loss.
 
-    plot_training_log.py LOGFILE OUTPUT.png
+    plot_training_log.py RUN [RUN ...] OUTPUT.png
+
+A RUN is a log, or a metrics file (crema train's .metrics.jsonl, read in
+place of a log that has one beside it as <log>.metrics.jsonl). Several runs
+share the axes, one colour each, named by their file names: a recipe
+against another.
 
 Needs matplotlib (Debian: python3-matplotlib, installed by
 scripts/install_deps.sh; run with /usr/bin/python3).
@@ -48,8 +53,50 @@ def score_key(rows):
     return next((name for name in names if 'loss' not in name), None)
 
 
+COLOURS = ['tab:blue', 'tab:red', 'tab:green', 'tab:purple', 'tab:brown', 'tab:olive']
+
+
+def run_name(path):
+    name = os.path.basename(path)
+    for suffix in ('.metrics.jsonl', '.jsonl', '.log'):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def plot_run(path, colour, several, loss_axes, score_axes, lr_axes):
+    """Draws one run; returns its test score's name and final value (or None)."""
+    train, test = parse_log.parse_any(path)
+    prefix = run_name(path) + ': ' if several else ''
+    rates = [(r['NumIters'], r['LearningRate']) for r in train
+             if r['LearningRate'] == r['LearningRate']]  # not NaN: the run gave one
+    if lr_axes is not None and rates:
+        lr_axes.plot([i for i, _ in rates], [lr for _, lr in rates], color=colour, linewidth=1)
+    train_loss = loss_key(train)
+    if train_loss:
+        loss_axes.plot([r['NumIters'] for r in train], [r.get(train_loss) for r in train],
+                       color=colour, linewidth=1, alpha=0.6 if several else 1,
+                       label='%strain %s' % (prefix, train_loss))
+    test_loss = loss_key(test)
+    if test_loss:
+        rows = [r for r in test if test_loss in r]
+        loss_axes.plot([r['NumIters'] for r in rows], [r[test_loss] for r in rows],
+                       color=colour if several else 'tab:orange', marker='.', linestyle='--',
+                       label='%stest %s' % (prefix, test_loss))
+    score = score_key(test)
+    if not score:
+        return None
+    rows = [r for r in test if score in r]
+    name = score + (' (mAP)' if score == 'detection_eval' else '')
+    score_axes.plot([r['NumIters'] for r in rows], [r[score] for r in rows],
+                    color=colour if several else 'tab:green', marker='o', markersize=3,
+                    label='%stest %s' % (prefix, name))
+    score_axes.set_ylabel(name)
+    return name, rows[-1][score]
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 1
     try:
@@ -60,54 +107,44 @@ def main(argv):
         sys.stderr.write('plot_training_log.py: matplotlib is missing '
                          '(apt-get install python3-matplotlib; run with /usr/bin/python3)\n')
         return 1
-    if not os.path.isfile(argv[1]):
-        sys.stderr.write('plot_training_log.py: %s: no such file\n' % argv[1])
-        return 1
-    train, test = parse_log.parse(argv[1])
-    rates = [(r['NumIters'], r['LearningRate']) for r in train
-             if r['LearningRate'] == r['LearningRate']]  # not NaN: the log gave one
-    if rates:
+    runs, output = argv[1:-1], argv[-1]
+    for path in runs:
+        if not os.path.isfile(path):
+            sys.stderr.write('plot_training_log.py: %s: no such file\n' % path)
+            return 1
+    has_rates = any(r['LearningRate'] == r['LearningRate']
+                    for path in runs for r in parse_log.parse_any(path)[0])
+    if has_rates:
         figure, (loss_axes, lr_axes) = plt.subplots(
-            2, 1, sharex=True, figsize=(8, 6), gridspec_kw={'height_ratios': [3, 1]})
-        lr_axes.plot([i for i, _ in rates], [lr for _, lr in rates], color='tab:purple',
-                     linewidth=1)
+            2, 1, sharex=True, figsize=(9, 6.5), gridspec_kw={'height_ratios': [3, 1]})
         lr_axes.set_ylabel('learning rate')
         lr_axes.set_xlabel('iteration')
         lr_axes.grid(alpha=0.3)
     else:
-        figure, loss_axes = plt.subplots(figsize=(8, 4.5))
-    train_loss = loss_key(train)
-    if train_loss:
-        loss_axes.plot([r['NumIters'] for r in train], [r.get(train_loss) for r in train],
-                       color='tab:blue', linewidth=1, label='train %s' % train_loss)
-    test_loss = loss_key(test)
-    if test_loss:
-        rows = [r for r in test if test_loss in r]
-        loss_axes.plot([r['NumIters'] for r in rows], [r[test_loss] for r in rows],
-                       color='tab:orange', marker='.', label='test %s' % test_loss)
-    if not rates:
+        figure, loss_axes = plt.subplots(figsize=(9, 4.5))
+        lr_axes = None
         loss_axes.set_xlabel('iteration')
+    score_axes = loss_axes.twinx()
+    score_axes.set_ylim(0, 1)
+    several = len(runs) > 1
+    finals = []
+    for index, path in enumerate(runs):
+        final = plot_run(path, COLOURS[index % len(COLOURS)], several, loss_axes, score_axes,
+                         lr_axes)
+        if final:
+            finals.append('%s%s %.4f' % (run_name(path) + ' ' if several else '', *final))
     loss_axes.set_ylabel('loss')
     lines, labels = loss_axes.get_legend_handles_labels()
-    score = score_key(test)
-    if score:
-        rows = [r for r in test if score in r]
-        name = score + (' (mAP)' if score == 'detection_eval' else '')
-        score_axes = loss_axes.twinx()
-        score_axes.plot([r['NumIters'] for r in rows], [r[score] for r in rows],
-                        color='tab:green', marker='o', markersize=3, label='test %s' % name)
-        score_axes.set_ylabel(name)
-        score_axes.set_ylim(0, 1)
-        more_lines, more_labels = score_axes.get_legend_handles_labels()
-        lines += more_lines
-        labels += more_labels
-        loss_axes.set_title('%s: final test %s %.4f'
-                            % (os.path.basename(argv[1]), name, rows[-1][score]))
-    loss_axes.legend(lines, labels, loc='center right')
+    more_lines, more_labels = score_axes.get_legend_handles_labels()
+    loss_axes.legend(lines + more_lines, labels + more_labels, loc='center right',
+                     fontsize='small')
+    if finals:
+        title = 'final test ' + ', '.join(finals)
+        loss_axes.set_title(title if several else '%s: %s' % (os.path.basename(runs[0]), title))
     loss_axes.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(argv[2], dpi=100)
-    print('wrote %s' % argv[2])
+    figure.savefig(output, dpi=100)
+    print('wrote %s' % output)
     return 0
 
 

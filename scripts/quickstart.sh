@@ -25,7 +25,8 @@ data/fashion_mnist/create_fashion_mnist.sh build/release
 
 log=models/lenet/lenet_fashion_train.log
 echo "quickstart: training LeNet on Fashion-MNIST; the log goes to $log"
-./build/release/bin/crema train --solver=models/lenet/lenet_solver.prototxt 2>&1 | tee "$log"
+./build/release/bin/crema train --solver=models/lenet/lenet_solver.prototxt \
+  --metrics="$log.metrics.jsonl" 2>&1 | tee "$log"
 
 accuracy=$(grep 'Test net output #0: accuracy' "$log" | tail -1 | sed 's/.*accuracy = //')
 echo
@@ -34,6 +35,6 @@ echo "quickstart: weights in models/lenet/lenet_fashion_iter_10000.caffemodel"
 python3 scripts/parse_log.py "$log" >/dev/null
 if /usr/bin/python3 scripts/plot_training_log.py "$log" models/lenet/lenet_fashion_curve.png; then
   echo "quickstart: training curve in models/lenet/lenet_fashion_curve.png" \
-       "(CSV: $log.train, $log.test)"
+       "(CSV: $log.train, $log.test; JSON Lines: $log.metrics.jsonl)"
 fi
 echo "quickstart: done in $(($(date +%s) - start)) s"

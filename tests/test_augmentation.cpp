@@ -4,6 +4,7 @@
 // varies between seeds and is off at TEST; bad settings name their field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -73,7 +74,8 @@ TEST(AugmentationTest, WarpRotatesCounterClockwiseAsDisplayed) {
 
 TEST(AugmentationTest, WarpScalesAWindowAndFillsOutsideWithTheMean) {
   // The window of columns 2..3, rows 0..1 of a 4x4 image, doubled: each
-  // output pixel's centre falls between source pixels (bilinear).
+  // output pixel's centre falls between source pixels (bilinear); half a
+  // pixel beyond the edge repeats the edge.
   const Planes in = Counting(4, 4);
   Planes out;
   out.Resize(1, 4, 4);
@@ -83,10 +85,10 @@ TEST(AugmentationTest, WarpScalesAWindowAndFillsOutsideWithTheMean) {
   window.height = 2;
   augment::WarpWindow(in, window, 0, {50.f}, &out);
   // Output (v, u) samples source (y, x) = (v / 2 - 0.25, 2 + u / 2 - 0.25);
-  // at v = 0 the row above is outside and takes the fill 50 with weight 0.25.
+  // at v = 0 the row above is outside: row 0 again, as is column 4 column 3.
   const auto source = [](float y, float x) {
     const auto at = [](int yy, int xx) {
-      return yy < 0 || xx > 3 ? 50.f : static_cast<float>(yy * 4 + xx);
+      return static_cast<float>(std::max(yy, 0) * 4 + std::min(xx, 3));
     };
     const int y0 = static_cast<int>(std::floor(y)), x0 = static_cast<int>(std::floor(x));
     const float fy = y - y0, fx = x - x0;
@@ -257,11 +259,21 @@ TEST(AugmentationTest, ErasingWritesItsValueInARectangle) {
 
 #ifdef CREMA_OPENCV
 TEST(AugmentationTest, ResizedCropMayEnlarge) {
-  DataTransformer<float> train(Transform("random_resized_crop { } crop_size: 12"), TRAIN);
-  const std::vector<int> shape = train.InferBlobShape(VariedDatum());
-  EXPECT_EQ(shape, (std::vector<int>{1, 1, 12, 12}));
-  std::vector<float> out(144);
-  train.Transform(VariedDatum(), out.data());
+  // 9 and 12 from 8x8 records: no crop window is drawn (one pixel larger
+  // than the image would leave no place for it).
+  for (const int size : {9, 12}) {
+    DataTransformer<float> train(
+        Transform("random_resized_crop { } crop_size: " + std::to_string(size)), TRAIN);
+    const std::vector<int> shape = train.InferBlobShape(VariedDatum());
+    EXPECT_EQ(shape, (std::vector<int>{1, 1, size, size}));
+    std::vector<float> out(size * size, -1);
+    Context::set_random_seed(8);
+    train.Transform(VariedDatum(), out.data());
+    for (const float value : out) {  // bilinear samples of bytes
+      EXPECT_GE(value, 0);
+      EXPECT_LE(value, 250);
+    }
+  }
 }
 #endif
 

@@ -37,15 +37,18 @@ DEFINE_string(images, "",
               "listing them, one per line (a trailing ' <label>', as in Caffe's image lists, "
               "is ignored)");
 DEFINE_string(labels, "",
-              "classify: a text file of class names, one per line, in class order; without "
-              "it classes print as indices");
+              "classify, test: a text file of class names, one per line, in class order; "
+              "without it classes print as indices (test: prints per-class accuracy, top-k "
+              "and the confusion matrix)");
 DEFINE_string(mean_file, "",
               "classify: a .binaryproto mean image to subtract (its per-channel means when its "
               "size differs from the net input's)");
 DEFINE_double(scale, 1.0,
               "classify, detect: the transform_param scale the net was trained with (LeNet: "
               "0.00390625; MobileNet-SSD: 0.007843), applied after the mean is subtracted");
-DEFINE_int32(top_k, 5, "classify: how many classes to print per image");
+DEFINE_int32(top_k, 5,
+             "classify: how many classes to print per image; test --labels: the k of top-k "
+             "accuracy");
 
 #ifdef CREMA_OPENCV
 namespace {

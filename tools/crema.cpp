@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <map>
@@ -28,6 +29,7 @@
 
 #include "classify.hpp"
 #include "crema/common.hpp"
+#include "crema/evaluation.hpp"
 #include "crema/export/onnx_export.hpp"
 #include "crema/filler.hpp"
 #include "crema/layer_factory.hpp"
@@ -39,11 +41,14 @@
 #include "crema/util/thread_pool.hpp"
 #include "crema/util/upgrade_proto.hpp"
 #include "detect.hpp"
+#include "image_list.hpp"
 #include "split_list.hpp"
 #ifdef CREMA_PYTHON_LAYER
 #include "crema/python_layer/python_layer.hpp"
 #endif
 
+DECLARE_string(labels);  // classify.cpp
+DECLARE_int32(top_k);
 DEFINE_string(gpu, "", "GPU device ids to use, e.g. '0' or '0,1', or 'all'; empty runs on the CPU");
 DEFINE_string(model, "", "The net prototxt");
 DEFINE_string(phase, "TRAIN", "The net phase: TRAIN or TEST");
@@ -62,6 +67,12 @@ DEFINE_int32(solver_count, 1,
              "train on the CPU with this many solver threads (data-parallel; with --gpu, one "
              "solver per GPU instead)");
 DEFINE_string(output, "", "The file to write (export: the ONNX model)");
+DEFINE_string(metrics, "",
+              "train: the metrics file to write, one JSON object per line (default: beside "
+              "glog's INFO log file, as <that file>.metrics.jsonl)");
+DEFINE_string(confusion, "",
+              "test: also write the classifier's confusion matrix as this PNG (with the "
+              "per-class report --labels gives)");
 DEFINE_int32(opset, crema::kOnnxMinOpset, "The ONNX opset to write (export)");
 DEFINE_int32(threads, 0,
              "CPU threads shared by BLAS and Crema's kernels (0: CREMA_NUM_THREADS or the cores)");
@@ -307,6 +318,28 @@ void CopyWeights(const std::string& list, crema::Solver<float>* solver) {
 }
 
 // Trains (or fine-tunes, or resumes) the net a solver prototxt describes.
+// Where a training run's metrics go: --metrics, or beside the INFO log file
+// glog writes for this process, as <that file>.metrics.jsonl (glog names
+// its files ...log.INFO.<date>-<time>.<pid>); none when glog writes no file.
+std::string MetricsPath() {
+  if (!FLAGS_metrics.empty()) return FLAGS_metrics;
+  if (FLAGS_logtostderr) return "";
+  const std::string pid = "." + std::to_string(getpid());
+  const std::vector<std::string> dirs =
+      FLAGS_log_dir.empty() ? google::GetLoggingDirectories() : std::vector<std::string>{FLAGS_log_dir};
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.find(".log.INFO.") != std::string::npos && name.size() > pid.size() &&
+          name.compare(name.size() - pid.size(), pid.size(), pid) == 0) {
+        return entry.path().string() + ".metrics.jsonl";
+      }
+    }
+  }
+  return "";
+}
+
 int Train() {
   CREMA_REQUIRE(!FLAGS_solver.empty(), "train: give the solver with --solver=SOLVER.prototxt");
   CREMA_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty(),
@@ -344,8 +377,10 @@ int Train() {
     return crema::SolverAction::NONE;
   };
   LOG(INFO) << "Starting Optimization";
+  const std::string metrics = MetricsPath();  // after a line is logged: glog's file exists
   if (local_solvers == 1 && crema::ProcessCount() == 1) {
     auto solver = crema::CreateSolver<float>(param);
+    solver->set_metrics_file(metrics);
     solver->SetActionFunction(poll_signals);
     if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
     solver->Solve(FLAGS_snapshot);
@@ -354,13 +389,27 @@ int Train() {
   crema::ParallelTrainer<float> trainer(param, local_solvers,
                                         gpus.size() > 1 ? gpus : std::vector<int>());
   trainer.SetActionFunction(poll_signals);
+  trainer.main_solver()->set_metrics_file(metrics);
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, trainer.main_solver());
   trainer.Run(FLAGS_snapshot);
   return 0;
 }
 RegisterCommand register_train("train", Train);
 
-// Scores a trained model: the mean of each net output over --iterations batches.
+// The class names of --labels, one per class of the scored blobs; without
+// it, none (the report prints indices).
+std::vector<std::string> ClassNames(int classes) {
+  if (FLAGS_labels.empty()) return {};
+  std::vector<std::string> names = crema::ReadLines(FLAGS_labels, "--labels");
+  CREMA_REQUIRE(static_cast<int>(names.size()) == classes,
+                "--labels " << FLAGS_labels << ": " << names.size()
+                            << " names, but the net's scores have " << classes << " classes");
+  return names;
+}
+
+// Scores a trained model: the mean of each net output over --iterations
+// batches; with --labels or --confusion, also the classifier's per-class
+// accuracy, top-1 and top-k, and its confusion matrix (crema/evaluation.hpp).
 int Test() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "test: give the net with --model=NET.prototxt");
   CREMA_REQUIRE(!FLAGS_weights.empty(), "test: give the trained weights with --weights=W");
@@ -373,12 +422,24 @@ int Test() {
   // A detection net's DetectionEvaluate rows are scored as mAP, per class,
   // by VOC2007's 11 points and by the area under the curve (both ways).
   crema::OutputMeans<float> means({"11point", "MaxIntegral", "Integral"}, true);
+  const bool evaluates = !FLAGS_labels.empty() || !FLAGS_confusion.empty();
+  CREMA_REQUIRE(FLAGS_top_k > 0, "--top_k must be positive, got " << FLAGS_top_k);
+  crema::ScoredBlobs<float> scored;
+  std::unique_ptr<crema::ConfusionMatrix> matrix;
+  std::vector<std::string> names;
+  if (evaluates) {
+    scored = crema::FindScoredBlobs(net);
+    const int classes = scored.scores->shape(scored.axis);
+    names = ClassNames(classes);
+    matrix.reset(new crema::ConfusionMatrix(classes, FLAGS_top_k));
+  }
   float loss = 0;
   for (int i = 0; i < FLAGS_iterations; ++i) {
     float iter_loss;
     net.Forward(&iter_loss);
     loss += iter_loss;
     means.Add(net);
+    if (matrix) matrix->Add(scored);
     crema::ReportOutputs(net, crema::OutputValues(net), "", [i](const std::string& line) {
       LOG(INFO) << "Batch " << i << ", " << line;
     });
@@ -386,6 +447,13 @@ int Test() {
   net.Finish();
   LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
   means.Report(net, "", crema::LogInfoSink());
+  if (matrix) {
+    for (const std::string& line : matrix->ReportLines(names)) LOG(INFO) << line;
+  }
+  if (!FLAGS_confusion.empty()) {
+    crema::WriteConfusionPng(*matrix, names, FLAGS_confusion);
+    LOG(INFO) << "Wrote the confusion matrix to " << FLAGS_confusion;
+  }
   return 0;
 }
 RegisterCommand register_test("test", Test);

@@ -59,6 +59,11 @@ class TrainingReporter {
 
   Dtype smoothed_loss() const { return smoothed_loss_; }
 
+  // Called at each display after the lines are printed, with the iteration,
+  // the smoothed loss and the images per second since the last display.
+  using DisplayListener = std::function<void(int, Dtype, double)>;
+  void set_display_listener(DisplayListener listener) { on_display_ = std::move(listener); }
+
  private:
   // Averages the last average_loss losses; slot is where this one goes.
   void Smooth(Dtype loss, int slot);
@@ -82,6 +87,7 @@ class TrainingReporter {
   double last_display_time_ = 0;
   int last_display_iter_ = 0;
   double images_ = 0;
+  DisplayListener on_display_;
 };
 
 // Whether blob blob_id of net is a DetectionEvaluate layer's top (judged

@@ -22,7 +22,8 @@ namespace crema {
 enum class SolverAction { NONE, STOP, SNAPSHOT };
 
 template <typename Dtype>
-class EmaWeights;  // src/crema/ema_weights.hpp
+class EmaWeights;   // src/crema/ema_weights.hpp
+class MetricsFile;  // crema/metrics_file.hpp
 
 template <typename Dtype>
 class Solver {
@@ -63,6 +64,10 @@ class Solver {
   // Takes another solver's iteration, step, weights and history (a worker
   // starting from the root's state in data-parallel training).
   void CopyStateFrom(const Solver& other);
+
+  // Solve writes the run's metrics file here (crema/metrics_file.hpp):
+  // anew, or appended to when it resumes. Rank 0 only; empty: none.
+  void set_metrics_file(const std::string& path) { metrics_path_ = path; }
 
   // Polled once per iteration; STOP and SNAPSHOT are acted upon.
   void SetActionFunction(std::function<SolverAction()> action) { action_ = std::move(action); }
@@ -135,6 +140,8 @@ class Solver {
   // The weights' moving average (ema_decay; rank 0 only, which tests and
   // snapshots), null without one.
   std::unique_ptr<EmaWeights<Dtype>> ema_;
+  std::string metrics_path_;
+  std::unique_ptr<MetricsFile> metrics_;  // open while Solve runs
 
  private:
   void BuildNets();
@@ -146,6 +153,9 @@ class Solver {
   void WatchForNonFinite(Dtype loss);
   // The end of the run for every net (Net::Finish: HDF5Output's files).
   void FinishNets();
+  // Opens metrics_path_ (Solve, after any restore) and has the reporter's
+  // displays write training lines to it.
+  void OpenMetricsFile();
   // Multistep: advances current_step_ to the step iter_ has reached.
   void AdvanceLearningRateStep();
   // Runs every test net if the test interval says so (rank 0 only); true

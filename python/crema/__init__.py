@@ -9,8 +9,9 @@ written for Caffe's Python interface.
   solver.step(100)          # trains without holding the GIL
 """
 from ._crema import (TRAIN, TEST, Blob, Error, Net, Solver, SGDSolver, NesterovSolver,
-                     AdaGradSolver, RMSPropSolver, AdaDeltaSolver, AdamSolver, NCCL, Timer,
-                     get_solver, export_onnx, has_nccl, init_log, layer_type_list, log,
+                     AdaGradSolver, RMSPropSolver, AdaDeltaSolver, AdamSolver, SGDWSolver,
+                     AdamWSolver, NCCL, Timer,
+                     get_solver, evaluate_classifier, export_onnx, has_nccl, init_log, layer_type_list, log,
                      set_device, set_mode_cpu, set_mode_gpu, set_multiprocess, set_random_seed,
                      set_solver_count, set_solver_rank, solver_count, solver_rank)
 __version__ = "0.1.0"
@@ -26,8 +27,9 @@ from .detector import Detector
 
 __all__ = [
     "TRAIN", "TEST", "Blob", "Error", "Net", "Solver", "SGDSolver", "NesterovSolver",
-    "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "NCCL", "Timer",
-    "get_solver", "export_onnx", "has_nccl", "init_log", "layer_type_list", "log",
+    "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "SGDWSolver",
+    "AdamWSolver", "NCCL", "Timer",
+    "get_solver", "evaluate_classifier", "export_onnx", "has_nccl", "init_log", "layer_type_list", "log",
     "set_device", "set_mode_cpu", "set_mode_gpu", "set_multiprocess", "set_random_seed",
     "set_solver_count", "set_solver_rank", "solver_count", "solver_rank", "Layer", "proto",
     "io", "detection", "draw", "coord_map", "NetSpec", "layers", "params", "to_proto",

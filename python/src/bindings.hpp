@@ -17,6 +17,8 @@ void BindSolvers(pybind11::module_& m);
 void BindImages(pybind11::module_& m);
 // export_onnx (`crema export`; builds with ONNX).
 void BindExport(pybind11::module_& m);
+// evaluate_classifier (`crema test --labels`).
+void BindEvaluation(pybind11::module_& m);
 
 }  // namespace python
 }  // namespace crema

@@ -106,5 +106,6 @@ PYBIND11_MODULE(_crema, m) {
   crema::python::BindSolvers(m);
   crema::python::BindImages(m);
   crema::python::BindExport(m);
+  crema::python::BindEvaluation(m);
   crema::python::RegisterPythonLayer();
 }

@@ -124,6 +124,8 @@ void BindSolvers(py::module_& m) {
   BindSolverType<RMSPropSolver>(m, "RMSPropSolver");
   BindSolverType<AdaDeltaSolver>(m, "AdaDeltaSolver");
   BindSolverType<AdamSolver>(m, "AdamSolver");
+  BindSolverType<SGDWSolver>(m, "SGDWSolver");
+  BindSolverType<AdamWSolver>(m, "AdamWSolver");
   m.def(
       "get_solver",
       [](const std::string& filename) {

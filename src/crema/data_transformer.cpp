@@ -126,7 +126,8 @@ typename DataTransformer<Dtype>::Choice DataTransformer<Dtype>::Choose(int heigh
   Choice choice;
   const int crop = static_cast<int>(param_.crop_size());
   choice.mirror = param_.mirror() && Rand(2);
-  if (crop) {
+  // A random resized crop draws its own window (crop_size is its output).
+  if (crop && !resizes_crop()) {
     if (phase_ == TRAIN) {
       choice.h_off = Rand(height - crop + 1);
       choice.w_off = Rand(width - crop + 1);

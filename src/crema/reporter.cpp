@@ -118,6 +118,7 @@ void TrainingReporter<Dtype>::Print(int iter, const Net<Dtype>& net) {
        << " iters), loss = " << smoothed_loss_;
   sink_(head.str());
   ReportOutputs(net, OutputValues(net), "Train net output", sink_);
+  if (on_display_) on_display_(iter, smoothed_loss_, seconds > 0 ? images_ / seconds : 0);
   if (per_second > 0 && max_iter_ > iter) {
     const int eta = static_cast<int>((max_iter_ - iter) / per_second);
     char eta_text[32];

@@ -13,6 +13,7 @@
 
 #include "crema/ema_weights.hpp"
 #include "crema/lr_schedule.hpp"
+#include "crema/metrics_file.hpp"
 #include "crema/solver_watch.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
@@ -85,6 +86,18 @@ void RequireDetectionOutput(const Net<Dtype>& net, const std::string& origin) {
   }
   CREMA_FAIL(origin << ": eval_type is detection, but the test net has no DetectionEvaluate "
                        "output to compute mean average precision from");
+}
+
+// Each output blob of net by name, with its values.
+template <typename Dtype>
+MetricsFile::Outputs NamedOutputs(const Net<Dtype>& net) {
+  MetricsFile::Outputs outputs;
+  for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+    const Blob<Dtype>& blob = *net.output_blobs()[j];
+    outputs.emplace_back(net.blob_names()[net.output_blob_indices()[j]],
+                         std::vector<double>(blob.cpu_data(), blob.cpu_data() + blob.count()));
+  }
+  return outputs;
 }
 
 }  // namespace
@@ -341,6 +354,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
   }
+  OpenMetricsFile();
   Step(param_.max_iter() - iter_);
   // Only the root solver keeps the work and reports.
   if (!Context::is_rank_zero()) return;
@@ -348,6 +362,7 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
     // Stopped by a signal or by early stop: keep the work, then leave.
     Snapshot();
     FinishNets();
+    metrics_.reset();
     LOG(INFO) << "Optimization stopped early.";
     return;
   }
@@ -361,7 +376,21 @@ void Solver<Dtype>::Solve(const std::string& resume_file) {
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
   FinishNets();
+  metrics_.reset();
   LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::OpenMetricsFile() {
+  if (metrics_path_.empty() || !Context::is_rank_zero()) return;
+  metrics_.reset(new MetricsFile(metrics_path_, iter_ > 0));
+  LOG(INFO) << "Metrics go to " << metrics_path_ << (iter_ > 0 ? " (appended)" : "");
+  reporter_.set_display_listener([this](int iter, Dtype loss, double images_per_second) {
+    if (metrics_) {
+      metrics_->Train(iter, LearningRate(param_, iter), loss, images_per_second,
+                      NamedOutputs(*net_));
+    }
+  });
 }
 
 template <typename Dtype>
@@ -433,7 +462,13 @@ void Solver<Dtype>::Test(int test_net_id, std::map<std::string, double>* named) 
     LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
   }
   means.Report(*test_net, "Test net output", LogInfoSink());
-  for (const auto& [name, value] : means.NamedMeans(*test_net)) named->emplace(name, value);
+  const std::map<std::string, double> test_means = means.NamedMeans(*test_net);
+  for (const auto& [name, value] : test_means) named->emplace(name, value);
+  if (metrics_) {
+    MetricsFile::Outputs outputs;
+    for (const auto& [name, value] : test_means) outputs.emplace_back(name, std::vector<double>{value});
+    metrics_->Test(iter_, test_net_id, outputs);
+  }
 }
 
 // A snapshot the run will write must have a folder to go to: found out

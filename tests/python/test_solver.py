@@ -12,7 +12,8 @@ from crema.proto import crema_pb2
 
 TYPES = {"SGD": crema.SGDSolver, "Nesterov": crema.NesterovSolver,
          "AdaGrad": crema.AdaGradSolver, "RMSProp": crema.RMSPropSolver,
-         "AdaDelta": crema.AdaDeltaSolver, "Adam": crema.AdamSolver}
+         "AdaDelta": crema.AdaDeltaSolver, "Adam": crema.AdamSolver,
+         "SGDW": crema.SGDWSolver, "AdamW": crema.AdamWSolver}
 
 
 def weights_of(net):

@@ -65,7 +65,9 @@ float DrawUniform(float lower, float upper);
 // out (its size set by the caller, out->channels == in.channels) = the
 // window of `in` rotated by `degrees` about the window's centre
 // (counter-clockwise as displayed when positive) and scaled to fill out,
-// sampled bilinearly at pixel centres; samples outside `in` take fill[c].
+// sampled bilinearly at pixel centres. Rotated, samples outside `in` take
+// fill[c]; unrotated (only half a pixel beyond an edge is sampled), the
+// edge's own values.
 // Needs OpenCV (a build without it refuses the geometry when the
 // transformer is made).
 void WarpWindow(const Planes& in, const Window& window, float degrees,

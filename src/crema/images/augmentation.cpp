@@ -150,11 +150,14 @@ void WarpWindow(const Planes& in, const Window& window, float degrees,
   const double map[2][3] = {{c * a, -s * b, cx - 0.5 + c * du - s * dv},
                             {s * a, c * b, cy - 0.5 + s * du + c * dv}};
   const cv::Mat matrix(2, 3, CV_64F, const_cast<double*>(&map[0][0]));
+  // Unrotated, only the half pixel beyond an edge is ever sampled: the edge
+  // repeats there rather than fading into the fill.
+  const int border = degrees == 0 ? cv::BORDER_REPLICATE : cv::BORDER_CONSTANT;
   for (int ch = 0; ch < in.channels; ++ch) {
     const cv::Mat source(in.height, in.width, CV_32F, const_cast<float*>(in.plane(ch)));
     cv::Mat target(out->height, out->width, CV_32F, out->plane(ch));
     cv::warpAffine(source, target, matrix, target.size(), cv::INTER_LINEAR | cv::WARP_INVERSE_MAP,
-                   cv::BORDER_CONSTANT, cv::Scalar(fill[ch]));
+                   border, cv::Scalar(fill[ch]));
   }
 }
 #else
