@@ -92,6 +92,12 @@ class DataTransformer {
   template <typename Source>
   void WarpSource(const Source* in, int channels, int height, int width, const Choice& choice);
   Dtype MeanValue(int channel) const;
+  // out (channels x out_h x out_w) = (row - mean) * scale, each row mirrored
+  // as chosen: row_at(c, h) points at output row h's source values; a mean
+  // file's rows are read at the choice's place in the height x width image.
+  template <typename RowAt>
+  void WriteRows(const RowAt& row_at, int channels, int height, int width, int out_h, int out_w,
+                 const Choice& choice, Dtype* out);
   // Whether crop_size is a random resized crop's output size rather than a
   // window of the input.
   bool resizes_crop() const { return warps_ && param_.has_random_resized_crop(); }

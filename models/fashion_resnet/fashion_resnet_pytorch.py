@@ -7,14 +7,14 @@ the weights' moving average, as the Crema solver does.
 The same: the net (3x3 stem, one residual block per stage at 28/14/7
 pixels, widths 32/64/128, convolutions without bias, batch norm whose
 statistics average with 0.99, He-normal fan-in initialisation), batch 64,
-12 epochs (11,250 iterations), the one-cycle rate (cosine from 0.005 up to
+13 epochs (12,181 iterations), the one-cycle rate (cosine from 0.005 up to
 0.1 over the first 15%, cosine down to 0 after), momentum 0.9, decoupled
-weight decay 0.002 scaled by the rate, label smoothing 0.1, the weights'
+weight decay 0.0005 scaled by the rate, label smoothing 0.1, the weights'
 moving average (decay 0.999), and the augmentations (random resized crop,
-scale 0.7-1 and ratio 0.8-1.25, a mirror, random erasing, p 0.5, scale
-0.02-0.2) on (x - 73) / 256.
+scale 0.9-1 and ratio 0.9-1.1, a mirror, random erasing, p 0.2, scale
+0.02-0.1) on (x - 73) / 256.
 
-    OMP_NUM_THREADS=2 /usr/bin/python3 fashion_resnet_pytorch.py [--epochs 12] [--metrics OUT.jsonl]
+    OMP_NUM_THREADS=2 /usr/bin/python3 fashion_resnet_pytorch.py [--epochs 13] [--metrics OUT.jsonl]
 
 Prints one line per epoch and writes the same metrics lines as crema train
 (kind test, outputs accuracy), so plot_training_log.py can draw it.
@@ -35,7 +35,7 @@ import torchvision.transforms as T
 RAW = "/usr/share/datasets/fashion-mnist"
 BATCH, TEST_BATCH = 64, 100
 BASE_LR, PCT_START, DIV_FACTOR = 0.1, 0.15, 20
-MOMENTUM, DECAY, SMOOTHING, EMA = 0.9, 0.002, 0.1, 0.999
+MOMENTUM, DECAY, SMOOTHING, EMA = 0.9, 0.0005, 0.1, 0.999
 
 
 def read_idx(path, header_ints):
@@ -106,23 +106,24 @@ def learning_rate(it, max_iter):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--epochs", type=int, default=13)
     parser.add_argument("--metrics", help="write test lines here (JSON Lines)")
     options = parser.parse_args()
     torch.manual_seed(1)
+    np.random.seed(1)
     train_x, train_y = load("train")
     test_x, test_y = load("t10k")
     test_input = (torch.from_numpy(test_x).float() - 73) / 256
     augment = T.Compose([
-        T.RandomResizedCrop(28, scale=(0.7, 1.0), ratio=(0.8, 1.25)),
+        T.RandomResizedCrop(28, scale=(0.9, 1.0), ratio=(0.9, 1.1)),
         T.RandomHorizontalFlip(),
-        T.RandomErasing(p=0.5, scale=(0.02, 0.2), ratio=(0.3, 3.3), value=0),
+        T.RandomErasing(p=0.2, scale=(0.02, 0.1), ratio=(0.3, 3.3), value=0),
     ])
     model = FashionResNet()
     ema = copy.deepcopy(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR, momentum=MOMENTUM)
     per_epoch = len(train_x) // BATCH
-    max_iter = options.epochs * len(train_x) // BATCH
+    max_iter = options.epochs * per_epoch
     metrics = open(options.metrics, "w") if options.metrics else None
     start, it = time.time(), 0
     while it < max_iter:
@@ -145,12 +146,15 @@ def main():
                 for p in model.parameters():  # decoupled decay, from the weights before the step
                     p.mul_(1 - lr * DECAY)
             optimizer.step()
-            with torch.no_grad():
+            with torch.no_grad():  # weights and batch-norm statistics, as Crema averages both
                 for e, p in zip(ema.parameters(), model.parameters()):
                     e.mul_(EMA).add_(p, alpha=1 - EMA)
+                for e, b in zip(ema.buffers(), model.buffers()):
+                    if e.dtype.is_floating_point:
+                        e.mul_(EMA).add_(b, alpha=1 - EMA)
             it += 1
             if it % per_epoch == 0 or it == max_iter:
-                accuracy = test(ema, model, test_input, test_y)
+                accuracy = test(ema, test_input, test_y)
                 print("iteration %d (%.0f s): test accuracy %.4f (moving average)"
                       % (it, time.time() - start, accuracy), flush=True)
                 if metrics:
@@ -162,11 +166,9 @@ def main():
                                                                      time.time() - start))
 
 
-def test(ema, model, inputs, labels):
-    """Accuracy of the averaged weights with the live batch-norm statistics."""
+def test(ema, inputs, labels):
+    """Accuracy of the averaged weights and statistics."""
     with torch.no_grad():
-        for e, m in zip(ema.buffers(), model.buffers()):
-            e.copy_(m)
         ema.eval()
         right = 0
         for first in range(0, len(inputs), TEST_BATCH):

@@ -205,18 +205,9 @@ void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int
   const int out_h = crop ? crop : height;
   const int out_w = crop ? crop : width;
   const Choice choice = Choose(height, width);
-  const Dtype scale = param_.scale();
-  const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
-  for (int c = 0; c < channels; ++c) {
-    const Dtype mean_value = MeanValue(c);
-    for (int h = 0; h < out_h; ++h) {
-      const int row = h + choice.h_off;
-      const Source* in_row = in + (c * height + row) * width + choice.w_off;
-      const Dtype* mean_row = mean ? mean + (c * height + row) * width + choice.w_off : nullptr;
-      Dtype* out_row = out + (c * out_h + h) * out_w;
-      TransformRowVariant(in_row, mean_row, mean_value, scale, out_w, choice.mirror, out_row);
-    }
-  }
+  WriteRows(
+      [&](int c, int h) { return in + (c * height + h + choice.h_off) * width + choice.w_off; },
+      channels, height, width, out_h, out_w, choice, out);
 }
 
 template <typename Dtype>
@@ -243,18 +234,9 @@ void DataTransformer<Dtype>::TransformAugmented(const Source* in, int channels, 
     augment::JitterColour(augment::DrawJitter(param_.color_jitter()),
                           std::is_same<Source, uint8_t>::value, &window);
   }
-  const Dtype scale = param_.scale();
   // Without a warp the window is a plain crop, so a mean file still lines up.
-  const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
-  for (int c = 0; c < channels; ++c) {
-    const Dtype mean_value = MeanValue(c);
-    for (int h = 0; h < out_h; ++h) {
-      const int row = h + choice.h_off;
-      const Dtype* mean_row = mean ? mean + (c * height + row) * width + choice.w_off : nullptr;
-      TransformRowVariant(window.plane(c) + h * out_w, mean_row, mean_value, scale, out_w,
-                          choice.mirror, out + (c * out_h + h) * out_w);
-    }
-  }
+  WriteRows([&](int c, int h) { return window.plane(c) + h * out_w; }, channels, height, width,
+            out_h, out_w, choice, out);
   augment::Rect erased;
   if (param_.has_random_erasing() &&
       augment::DrawErasure(param_.random_erasing(), out_h, out_w, &erased)) {
@@ -284,6 +266,23 @@ void DataTransformer<Dtype>::WarpSource(const Source* in, int channels, int heig
   std::vector<float> fill(channels);  // the mean: 0 after subtraction
   for (int c = 0; c < channels; ++c) fill[c] = static_cast<float>(MeanValue(c));
   augment::WarpWindow(source, from, degrees, fill, &window);
+}
+
+template <typename Dtype>
+template <typename RowAt>
+void DataTransformer<Dtype>::WriteRows(const RowAt& row_at, int channels, int height, int width,
+                                       int out_h, int out_w, const Choice& choice, Dtype* out) {
+  const Dtype scale = param_.scale();
+  const Dtype* mean = data_mean_.count() > 0 ? data_mean_.cpu_data() : nullptr;
+  for (int c = 0; c < channels; ++c) {
+    const Dtype mean_value = MeanValue(c);
+    for (int h = 0; h < out_h; ++h) {
+      const int row = h + choice.h_off;
+      const Dtype* mean_row = mean ? mean + (c * height + row) * width + choice.w_off : nullptr;
+      TransformRowVariant(row_at(c, h), mean_row, mean_value, scale, out_w, choice.mirror,
+                          out + (c * out_h + h) * out_w);
+    }
+  }
 }
 
 template <typename Dtype>

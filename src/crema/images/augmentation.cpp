@@ -65,6 +65,31 @@ float MeanGrey(const Planes& planes) {
   return static_cast<float>(sum / area);
 }
 
+// Up to kDraws draws of a rectangle in an image of height x width: an area
+// share uniform in [scale_min, scale_max], a ratio log-uniform in
+// [ratio_min, ratio_max] (width over height when width_over_height, else
+// height over width), then its place among the whole-pixel offsets. False
+// when none fits.
+bool DrawRect(float scale_min, float scale_max, float ratio_min, float ratio_max,
+              bool width_over_height, int height, int width, Rect* rect) {
+  const float area = static_cast<float>(height) * width;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    const float target = area * DrawUniform(scale_min, scale_max);
+    const float ratio = DrawLogUniform(ratio_min, ratio_max);
+    const int along = static_cast<int>(std::lround(std::sqrt(target * ratio)));
+    const int across = static_cast<int>(std::lround(std::sqrt(target / ratio)));
+    const int w = width_over_height ? along : across;
+    const int h = width_over_height ? across : along;
+    if (w < 1 || h < 1 || w > width || h > height) continue;
+    rect->y = DrawIndex(height - h + 1);
+    rect->x = DrawIndex(width - w + 1);
+    rect->height = h;
+    rect->width = w;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void Planes::Resize(int c, int h, int w) {
@@ -117,24 +142,19 @@ float DrawUniform(float lower, float upper) {
 }
 
 Window DrawResizedCropWindow(const RandomResizedCropParameter& param, int height, int width) {
-  const float area = static_cast<float>(height) * width;
-  for (int draw = 0; draw < kDraws; ++draw) {
-    const float target = area * DrawUniform(param.scale_min(), param.scale_max());
-    const float ratio = DrawLogUniform(param.ratio_min(), param.ratio_max());
-    const int w = static_cast<int>(std::lround(std::sqrt(target * ratio)));
-    const int h = static_cast<int>(std::lround(std::sqrt(target / ratio)));
-    if (w < 1 || h < 1 || w > width || h > height) continue;
-    Window window;
-    window.y = static_cast<float>(DrawIndex(height - h + 1));
-    window.x = static_cast<float>(DrawIndex(width - w + 1));
-    window.height = static_cast<float>(h);
-    window.width = static_cast<float>(w);
-    return window;
+  Window window;
+  Rect rect;
+  if (DrawRect(param.scale_min(), param.scale_max(), param.ratio_min(), param.ratio_max(), true,
+               height, width, &rect)) {
+    window.y = static_cast<float>(rect.y);
+    window.x = static_cast<float>(rect.x);
+    window.height = static_cast<float>(rect.height);
+    window.width = static_cast<float>(rect.width);
+  } else {  // the whole image
+    window.height = static_cast<float>(height);
+    window.width = static_cast<float>(width);
   }
-  Window whole;
-  whole.height = static_cast<float>(height);
-  whole.width = static_cast<float>(width);
-  return whole;
+  return window;
 }
 
 #ifdef CREMA_OPENCV
@@ -205,20 +225,8 @@ void JitterColour(const JitterFactors& factors, bool bytes, Planes* planes) {
 
 bool DrawErasure(const RandomErasingParameter& param, int height, int width, Rect* rect) {
   if (DrawUniform(0, 1) >= param.prob()) return false;
-  const float area = static_cast<float>(height) * width;
-  for (int draw = 0; draw < kDraws; ++draw) {
-    const float target = area * DrawUniform(param.scale_min(), param.scale_max());
-    const float ratio = DrawLogUniform(param.ratio_min(), param.ratio_max());
-    const int h = static_cast<int>(std::lround(std::sqrt(target * ratio)));
-    const int w = static_cast<int>(std::lround(std::sqrt(target / ratio)));
-    if (w < 1 || h < 1 || w > width || h > height) continue;
-    rect->y = DrawIndex(height - h + 1);
-    rect->x = DrawIndex(width - w + 1);
-    rect->height = h;
-    rect->width = w;
-    return true;
-  }
-  return false;
+  return DrawRect(param.scale_min(), param.scale_max(), param.ratio_min(), param.ratio_max(),
+                  false, height, width, rect);
 }
 
 template <typename Dtype>
