@@ -2,6 +2,7 @@
 trained LeNet on the compat LMDB's first 300 records scored both ways gives the
 same matrix and accuracies, the matrix's rows sum to the records' class
 counts, and the tool writes the PNG."""
+import os
 import re
 import subprocess
 
@@ -15,6 +16,8 @@ WEIGHTS = "lenet_fashion/lenet_fashion_iter_10000.caffemodel"
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 BATCH, ITERATIONS = 30, 10  # the first 300 records
+# The tool prints its report at INFO, which the suite's environment may hide.
+INFO = dict(os.environ, GLOG_minloglevel="0")
 
 
 @pytest.fixture
@@ -29,7 +32,7 @@ def tool_report(crema_tool, net, weights, tmp_path, *flags):
     labels.write_text("\n".join(LABELS) + "\n")
     run = subprocess.run([crema_tool, "test", "--model=%s" % net, "--weights=%s" % weights,
                           "--iterations=%d" % ITERATIONS, "--labels=%s" % labels] + list(flags),
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=INFO)
     return run
 
 
@@ -88,7 +91,7 @@ def test_labels_of_the_wrong_count_and_nets_without_accuracy_are_refused(crema_t
     labels.write_text("a\nb\nc\n")
     run = subprocess.run([crema_tool, "test", "--model=%s" % net_file, "--weights=%s" % weights,
                           "--iterations=1", "--labels=%s" % labels],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=INFO)
     assert run.returncode != 0
     assert "3 names, but the net's scores have 10 classes" in run.stderr
 

@@ -2,6 +2,7 @@
 json (or pandas' read_json(lines=True)); its test values are the log's; by
 default it lies beside glog's INFO file; plot_training_log.py reads it."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -12,8 +13,11 @@ from conftest import SOURCE
 
 
 def train(crema_tool, solver, cwd, *flags):
+    """Runs crema train; returns its log (INFO shown, which the suite's
+    environment may hide; glog writes its INFO file only then)."""
     run = subprocess.run([crema_tool, "train", "--solver=%s" % solver] + list(flags),
-                         capture_output=True, text=True, cwd=cwd)
+                         capture_output=True, text=True, cwd=cwd,
+                         env=dict(os.environ, GLOG_minloglevel="0", GLOG_logtostderr="0"))
     assert run.returncode == 0, run.stderr[-3000:]
     return run.stderr
 
