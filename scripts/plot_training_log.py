@@ -5,7 +5,9 @@ SSD's mbox_loss), the test loss, and the test score on a [0, 1] axis
 ('accuracy', else the first output that is not a loss, such as SSD's
 detection_eval, its mAP), and below them the learning rate the log shows
 (`Iteration N, lr = X` lines, one per display), so a schedule's warm-up
-and restarts can be seen against the loss.
+and restarts can be seen against the loss. The loss axis turns
+logarithmic when its largest value dwarfs the rest (an untrained net's
+first test).
 
     plot_training_log.py RUN [RUN ...] OUTPUT.png
 
@@ -134,6 +136,10 @@ def main(argv):
         if final:
             finals.append('%s%s %.4f' % (run_name(path) + ' ' if several else '', *final))
     loss_axes.set_ylabel('loss')
+    losses = sorted(y for line in loss_axes.get_lines() for y in line.get_ydata()
+                    if y is not None and y == y)
+    if losses and losses[0] > 0 and losses[-1] > 10 * losses[len(losses) // 2]:
+        loss_axes.set_yscale('log')  # an untrained net's first test would flatten the rest
     lines, labels = loss_axes.get_legend_handles_labels()
     more_lines, more_labels = score_axes.get_legend_handles_labels()
     loss_axes.legend(lines + more_lines, labels + more_labels, loc='center right',
