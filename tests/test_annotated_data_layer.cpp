@@ -312,6 +312,10 @@ TEST_F(AnnotatedDataTest, SettingsItWouldNotApplyAreRefusedByName) {
   EXPECT_EQ(refusal("annotated_data_param { batch_sampler { sampler { min_scale: 0 } } }"),
             "layer 'data' (AnnotatedData): batch_sampler: the scales must satisfy 0 < min_scale "
             "<= max_scale <= 1; got 0 and 1");
+  EXPECT_EQ(refusal("transform_param { rotation_degrees: 10 }"),
+            "layer 'data' (AnnotatedData): random_resized_crop and rotation_degrees would move "
+            "the pixels without the boxes; crop by batch_sampler and resize by resize_param "
+            "instead");
   EXPECT_EQ(refusal("transform_param { distort_param { hue_prob: 2 } }"),
             "layer 'data' (AnnotatedData): distort_param: hue_prob 2 is not a probability in "
             "[0, 1]");
