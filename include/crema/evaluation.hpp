@@ -49,6 +49,7 @@ class ConfusionMatrix {
   int64_t count(int truth, int predicted) const { return counts_[truth * classes_ + predicted]; }
   int64_t class_total(int truth) const;
   int64_t total() const { return total_; }
+  int64_t right() const;  // the diagonal: predicted as labelled
   // Shares in [0, 1]; NaN with no samples (of that class).
   double accuracy() const;
   double top_k_accuracy() const;

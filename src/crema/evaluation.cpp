@@ -100,11 +100,13 @@ int64_t ConfusionMatrix::class_total(int truth) const {
   return sum;
 }
 
-double ConfusionMatrix::accuracy() const {
-  int64_t right = 0;
-  for (int c = 0; c < classes_; ++c) right += count(c, c);
-  return Share(right, total_);
+int64_t ConfusionMatrix::right() const {
+  int64_t sum = 0;
+  for (int c = 0; c < classes_; ++c) sum += count(c, c);
+  return sum;
 }
+
+double ConfusionMatrix::accuracy() const { return Share(right(), total_); }
 
 double ConfusionMatrix::top_k_accuracy() const { return Share(top_k_right_, total_); }
 
@@ -124,9 +126,7 @@ std::vector<std::string> ConfusionMatrix::ReportLines(const std::vector<std::str
     lines.push_back("  " + padded(NameOf(names, c)) + "  " + Fixed(class_accuracy(c), 4) + "  (" +
                     std::to_string(count(c, c)) + " of " + std::to_string(class_total(c)) + ")");
   }
-  int64_t right = 0;
-  for (int c = 0; c < classes_; ++c) right += count(c, c);
-  lines.push_back("Top-1 accuracy: " + Fixed(accuracy(), 4) + " (" + std::to_string(right) +
+  lines.push_back("Top-1 accuracy: " + Fixed(accuracy(), 4) + " (" + std::to_string(right()) +
                   " of " + std::to_string(total_) + ")");
   lines.push_back("Top-" + std::to_string(top_k_) + " accuracy: " + Fixed(top_k_accuracy(), 4) +
                   " (" + std::to_string(top_k_right_) + " of " + std::to_string(total_) + ")");
@@ -151,11 +151,9 @@ template <typename Dtype>
 ConfusionMatrix EvaluateClassifier(Net<Dtype>* net, int iterations, int top_k) {
   CREMA_REQUIRE(iterations > 0, "evaluate: iterations must be positive, got " << iterations);
   CREMA_REQUIRE(top_k > 0, "evaluate: top_k must be positive, got " << top_k);
-  const ScoredBlobs<Dtype> blobs = FindScoredBlobs(*net);
-  net->Forward();
+  const ScoredBlobs<Dtype> blobs = FindScoredBlobs(*net);  // shaped when the net was set up
   ConfusionMatrix matrix(blobs.scores->shape(blobs.axis), top_k);
-  matrix.Add(blobs);
-  for (int i = 1; i < iterations; ++i) {
+  for (int i = 0; i < iterations; ++i) {
     net->Forward();
     matrix.Add(blobs);
   }
