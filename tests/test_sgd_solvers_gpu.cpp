@@ -1,11 +1,13 @@
-// The SGD family's device bodies: each rule, weight decay, gradient clipping
-// and iter_size trained in GPU mode agree with the same training in CPU mode
-// (same net, same seed), and a GPU-mode step leaves parameters, gradients and
-// history on the device.
+// The SGD family's device bodies: each rule, weight decay (coupled and
+// decoupled), gradient clipping, iter_size and the weights' moving average
+// trained in GPU mode agree with the same training in CPU mode (same net,
+// same seed), and a GPU-mode step leaves parameters, gradients and history
+// on the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +75,18 @@ Dtype MaxAbs(const Dtype* x, int n) {
   Dtype largest = 0;
   for (int i = 0; i < n; ++i) largest = std::max(largest, std::abs(x[i]));
   return largest;
+}
+
+// Every value a snapshot's layers hold, in order (float or double storage).
+std::vector<double> SnapshotValues(const NetParameter& net) {
+  std::vector<double> values;
+  for (const LayerParameter& layer : net.layer()) {
+    for (const BlobProto& blob : layer.blobs()) {
+      values.insert(values.end(), blob.data().begin(), blob.data().end());
+      values.insert(values.end(), blob.double_data().begin(), blob.double_data().end());
+    }
+  }
+  return values;
 }
 
 template <typename Dtype>
@@ -160,6 +174,46 @@ TYPED_TEST(SgdSolversGpuTest, L2WeightDecay) {
       TinySolver("SGD", "momentum: 0.9 weight_decay: 0.05 regularization_type: 'L2'"));
 }
 
+TYPED_TEST(SgdSolversGpuTest, SGDWDecoupledDecay) {
+  this->ExpectGpuMatchesCpu(TinySolver("SGDW", "momentum: 0.9 weight_decay: 0.05"));
+}
+
+TYPED_TEST(SgdSolversGpuTest, AdamWDecoupledDecay) {
+  this->ExpectGpuMatchesCpu(
+      TinySolver("AdamW", "momentum: 0.9 momentum2: 0.999 delta: 1e-8 weight_decay: 0.05"));
+}
+
+// ema_decay: the average a GPU-mode run keeps (and snapshots) is the one a
+// CPU-mode run keeps.
+TYPED_TEST(SgdSolversGpuTest, EmaAverageMatchesCpu) {
+  using Dtype = TypeParam;
+  char pattern[] = "/tmp/crema_ema_gpu_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  std::vector<std::vector<double>> averages;
+  for (const Context::Mode mode : {Context::CPU, Context::GPU}) {
+    const std::string prefix = dir + (mode == Context::CPU ? "/cpu" : "/gpu");
+    auto solver = this->Train(
+        TinySolver("SGDW", "momentum: 0.9 weight_decay: 0.05 ema_decay: 0.7 snapshot_prefix: '" +
+                               prefix + "'"),
+        mode);
+    solver->Snapshot();
+    NetParameter average;
+    ReadProtoFromBinaryFile(prefix + "_iter_" + std::to_string(this->kSteps) + ".ema.caffemodel",
+                            &average);
+    averages.push_back(SnapshotValues(average));
+  }
+  std::system(("rm -rf " + dir).c_str());
+  ASSERT_EQ(averages[0].size(), averages[1].size());
+  ASSERT_FALSE(averages[0].empty());
+  const double tolerance = sizeof(Dtype) == sizeof(float) ? 1e-5 : 1e-10;
+  double scale = 0;
+  for (double v : averages[0]) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < averages[0].size(); ++i) {
+    EXPECT_NEAR(averages[0][i], averages[1][i], tolerance * scale) << "value " << i;
+  }
+}
+
 // A bound far below the gradients' norm, so every step is clipped.
 TYPED_TEST(SgdSolversGpuTest, ClipGradients) {
   this->ExpectGpuMatchesCpu(TinySolver("SGD", "momentum: 0.9 clip_gradients: 0.01"));
@@ -188,6 +242,17 @@ TYPED_TEST(SgdSolversGpuTest, StepKeepsParametersGradientsAndHistoryOnTheDevice)
       for (Blob<Dtype>* history : SolverHistory(*solver)) {
         EXPECT_EQ(history->data()->head(), SyncedMemory::HEAD_AT_GPU);
       }
+    }
+  }
+  // The decoupled solvers, and the moving average updated after each step.
+  for (const std::string type : {"SGDW", "AdamW"}) {
+    SCOPED_TRACE(type + " with ema_decay");
+    auto solver = this->Train(
+        TinySolver(type, "momentum: 0.9 weight_decay: 0.05 clip_gradients: 0.01 ema_decay: 0.9"),
+        Context::GPU);
+    for (Blob<Dtype>* param : solver->net()->learnable_params()) {
+      EXPECT_EQ(param->data()->head(), SyncedMemory::HEAD_AT_GPU);
+      EXPECT_EQ(param->diff()->head(), SyncedMemory::HEAD_AT_GPU);
     }
   }
 }
