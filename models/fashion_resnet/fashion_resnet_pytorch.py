@@ -15,6 +15,10 @@ scale 0.9-1 and ratio 0.9-1.1, a mirror, random erasing, p 0.2, scale
 0.02-0.1) on (x - 73) / 256.
 
     OMP_NUM_THREADS=2 /usr/bin/python3 fashion_resnet_pytorch.py [--epochs 13] [--metrics OUT.jsonl]
+        [--device cuda] [--data DIR]
+
+--device cuda trains on a GPU (the augmentations still run on the host);
+--data names the folder of the four .gz files (default: Debian's).
 
 Prints one line per epoch and writes the same metrics lines as crema train
 (kind test, outputs accuracy), so plot_training_log.py can draw it.
@@ -45,9 +49,9 @@ def read_idx(path, header_ints):
     return header, np.frombuffer(raw[4 * header_ints:], dtype=np.uint8)
 
 
-def load(kind):
-    (_, n, rows, cols), pixels = read_idx(f"{RAW}/{kind}-images-idx3-ubyte.gz", 4)
-    _, labels = read_idx(f"{RAW}/{kind}-labels-idx1-ubyte.gz", 2)
+def load(data, kind):
+    (_, n, rows, cols), pixels = read_idx(f"{data}/{kind}-images-idx3-ubyte.gz", 4)
+    _, labels = read_idx(f"{data}/{kind}-labels-idx1-ubyte.gz", 2)
     return pixels.reshape(n, 1, rows, cols), labels.astype(np.int64)
 
 
@@ -108,18 +112,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=13)
     parser.add_argument("--metrics", help="write test lines here (JSON Lines)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--data", default=RAW, help="the folder of the Fashion-MNIST .gz files")
     options = parser.parse_args()
     torch.manual_seed(1)
     np.random.seed(1)
-    train_x, train_y = load("train")
-    test_x, test_y = load("t10k")
-    test_input = (torch.from_numpy(test_x).float() - 73) / 256
+    device = torch.device(options.device)
+    train_x, train_y = load(options.data, "train")
+    test_x, test_y = load(options.data, "t10k")
+    test_input = ((torch.from_numpy(test_x.copy()).float() - 73) / 256).to(device)
     augment = T.Compose([
         T.RandomResizedCrop(28, scale=(0.9, 1.0), ratio=(0.9, 1.1)),
         T.RandomHorizontalFlip(),
         T.RandomErasing(p=0.2, scale=(0.02, 0.1), ratio=(0.3, 3.3), value=0),
     ])
-    model = FashionResNet()
+    model = FashionResNet().to(device)
     ema = copy.deepcopy(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR, momentum=MOMENTUM)
     per_epoch = len(train_x) // BATCH
@@ -133,8 +140,8 @@ def main():
                 break
             batch = torch.from_numpy(train_x[order[first:first + BATCH]]).float()
             # The image-level augmentations on (x - 73) / 256, the erasing after.
-            inputs = torch.stack([augment((image - 73) / 256) for image in batch])
-            labels = torch.from_numpy(train_y[order[first:first + BATCH]])
+            inputs = torch.stack([augment((image - 73) / 256) for image in batch]).to(device)
+            labels = torch.from_numpy(train_y[order[first:first + BATCH]]).to(device)
             lr = learning_rate(it, max_iter)
             for group in optimizer.param_groups:
                 group["lr"] = lr
@@ -173,8 +180,8 @@ def test(ema, inputs, labels):
         right = 0
         for first in range(0, len(inputs), TEST_BATCH):
             scores = ema(inputs[first:first + TEST_BATCH])
-            right += (scores.argmax(1).numpy() == labels[first:first + TEST_BATCH]).sum()
-    return right / len(inputs)
+            right += (scores.argmax(1).cpu().numpy() == labels[first:first + TEST_BATCH]).sum()
+    return float(right / len(inputs))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "crema/filler.hpp"
+#include "crema/util/math_functions.hpp"
+#include "crema/util/thread_pool.hpp"
 
 namespace crema {
 
@@ -117,28 +119,47 @@ void BNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   }
 }
 
+// Channels split over the pool; each sums its planes image by image.
 template <typename Dtype>
 void BNLayer<Dtype>::ChannelSums_cpu(const Dtype* a, const Dtype* b, Dtype scale,
                                      Dtype* sums) const {
-  for (int c = 0; c < channels_; ++c) {
-    Dtype sum = 0;
-    for (int n = 0; n < num_; ++n) {
-      const size_t offset = (static_cast<size_t>(n) * channels_ + c) * spatial_dim_;
-      for (int s = 0; s < spatial_dim_; ++s) {
-        sum += b ? a[offset + s] * b[offset + s] : a[offset + s];
+  ParallelForPlanes(channels_, ValuesPerChannel(), [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
+      Dtype sum = 0;
+      for (int n = 0; n < num_; ++n) {
+        if (b) {
+          Dtype plane_total, plane_dot;
+          plane_sum_and_dot(spatial_dim_, Plane(a, n, c), Plane(b, n, c), &plane_total,
+                            &plane_dot);
+          sum += plane_dot;
+        } else {
+          sum += plane_sum(spatial_dim_, Plane(a, n, c));
+        }
       }
+      sums[c] = sum * scale;
     }
-    sums[c] = sum * scale;
-  }
+  });
+}
+
+// Calls fn(channel, offset) for each (image, channel) plane, the planes split
+// over the pool; offset is the plane's first element.
+template <typename Dtype>
+template <typename Fn>
+void BNLayer<Dtype>::ForEachPlane(const Fn& fn) const {
+  ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      fn(plane % channels_, static_cast<size_t>(plane) * spatial_dim_);
+    }
+  });
 }
 
 template <typename Dtype>
 void BNLayer<Dtype>::Centre_cpu(const Dtype* bottom_data) {
   const Dtype* mean = mean_.cpu_data();
   Dtype* x_norm = x_norm_.mutable_cpu_data();
-  for (size_t i = 0; i < static_cast<size_t>(x_norm_.count()); ++i) {
-    x_norm[i] = bottom_data[i] - mean[ChannelOf(i)];
-  }
+  ForEachPlane([&](int c, size_t offset) {
+    for (int s = 0; s < spatial_dim_; ++s) x_norm[offset + s] = bottom_data[offset + s] - mean[c];
+  });
 }
 
 template <typename Dtype>
@@ -176,11 +197,13 @@ void BNLayer<Dtype>::ScaleAndShift_cpu(Dtype* top_data) {
   const Dtype* a = this->blobs_[0]->cpu_data();
   const Dtype* b = this->blobs_[1]->cpu_data();
   Dtype* x_norm = x_norm_.mutable_cpu_data();
-  for (size_t i = 0; i < static_cast<size_t>(x_norm_.count()); ++i) {
-    const int c = ChannelOf(i);
-    x_norm[i] *= inv_std[c];
-    top_data[i] = a[c] * x_norm[i] + b[c];
-  }
+  ForEachPlane([&](int c, size_t offset) {
+    for (int s = 0; s < spatial_dim_; ++s) {
+      const size_t i = offset + s;
+      x_norm[i] *= inv_std[c];
+      top_data[i] = a[c] * x_norm[i] + b[c];
+    }
+  });
 }
 
 template <typename Dtype>
@@ -210,8 +233,20 @@ void BNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const Dtype values = ValuesPerChannel();
   Dtype* mean_dy = mean_top_diff_.mutable_cpu_data();
   Dtype* mean_dy_x = mean_top_diff_x_norm_.mutable_cpu_data();
-  ChannelSums_cpu(top_diff, nullptr, 1 / values, mean_dy);
-  ChannelSums_cpu(top_diff, x_norm, 1 / values, mean_dy_x);
+  ParallelForPlanes(channels_, ValuesPerChannel(), [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
+      Dtype sum = 0, dot = 0;
+      for (int n = 0; n < num_; ++n) {
+        Dtype plane_total, plane_dot;
+        plane_sum_and_dot(spatial_dim_, Plane(top_diff, n, c), Plane(x_norm, n, c), &plane_total,
+                          &plane_dot);
+        sum += plane_total;
+        dot += plane_dot;
+      }
+      mean_dy[c] = sum / values;
+      mean_dy_x[c] = dot / values;
+    }
+  });
   if (this->param_propagate_down(0)) {
     cpu_axpy(channels_, values, mean_dy_x, this->blobs_[0]->mutable_cpu_diff());
   }
@@ -224,11 +259,13 @@ void BNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const Dtype batch = batch_statistics_ ? 1 : 0;
   // In place, bottom_diff is top_diff: each element is read before written.
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  for (size_t i = 0; i < static_cast<size_t>(x_norm_.count()); ++i) {
-    const int c = ChannelOf(i);
-    bottom_diff[i] =
-        a[c] * inv_std[c] * (top_diff[i] - batch * (mean_dy[c] + x_norm[i] * mean_dy_x[c]));
-  }
+  ForEachPlane([&](int c, size_t offset) {
+    const Dtype gain = a[c] * inv_std[c];
+    for (int s = 0; s < spatial_dim_; ++s) {
+      const size_t i = offset + s;
+      bottom_diff[i] = gain * (top_diff[i] - batch * (mean_dy[c] + x_norm[i] * mean_dy_x[c]));
+    }
+  });
 }
 
 #ifdef CPU_ONLY

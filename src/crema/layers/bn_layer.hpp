@@ -82,8 +82,14 @@ class BNLayer : public Layer<Dtype> {
   void ScaleAndShift_gpu(Dtype* top_data);
   // The number of values each channel's statistics are taken over.
   int ValuesPerChannel() const { return num_ * spatial_dim_; }
-  // The channel of element i of a bottom-shaped array.
-  int ChannelOf(size_t i) const { return static_cast<int>(i / spatial_dim_ % channels_); }
+  // Image n's plane of channel c in a bottom-shaped array.
+  template <typename Pointer>
+  Pointer Plane(Pointer data, int n, int c) const {
+    return data + (static_cast<size_t>(n) * channels_ + c) * spatial_dim_;
+  }
+  // The CPU passes' loop over the (image, channel) planes (bn_layer.cpp).
+  template <typename Fn>
+  void ForEachPlane(const Fn& fn) const;
 
   bool segnet_ = false;
   bool batch_statistics_ = false;
