@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "crema/ema_weights.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
 #include "linear_solver.hpp"
@@ -239,6 +240,22 @@ TEST(SolverTest, WeightMovingAverageFollowsItsFormula) {
   EXPECT_EQ(LinearWeights(*resumed), LinearWeights(*solver));
   EXPECT_EQ(TestLoss(resumed.get()), TestLoss(solver.get()));  // bitwise
   std::system(("rm -rf " + dir).c_str());
+}
+
+// A BatchNorm average slower than 0.99 under ema_decay is advised against
+// (the solver logs it as a warning), naming the first such layer; Caffe's
+// default fraction is 0.999.
+TEST(SolverTest, SlowBatchNormUnderEmaIsAdvisedAgainst) {
+  LayerParameter slow, fast, scale;
+  ReadProtoFromString("name: 'conv1_bn' type: 'BatchNorm'", "layer", &slow);
+  ReadProtoFromString("name: 'conv2_bn' type: 'BatchNorm' "
+                      "batch_norm_param { moving_average_fraction: 0.99 }",
+                      "layer", &fast);
+  ReadProtoFromString("name: 'conv1_scale' type: 'Scale'", "layer", &scale);
+  EXPECT_EQ(SlowBatchNormAdvice({&fast, &scale}), "");
+  const std::string advice = SlowBatchNormAdvice({&fast, &slow, &scale, &slow});
+  EXPECT_NE(advice.find("2 BatchNorm layer(s), first 'conv1_bn'"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("moving_average_fraction 0.999"), std::string::npos) << advice;
 }
 
 TEST(SolverTest, EmaDecayOutsideItsRangeIsRefused) {

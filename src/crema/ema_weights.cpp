@@ -1,5 +1,7 @@
 #include "crema/ema_weights.hpp"
 
+#include <sstream>
+
 #include "crema/util/math_functions.hpp"
 
 namespace crema {
@@ -77,6 +79,26 @@ EmaSwappedIn<Dtype>::EmaSwappedIn(EmaWeights<Dtype>* ema, const std::vector<Blob
 template <typename Dtype>
 EmaSwappedIn<Dtype>::~EmaSwappedIn() {
   if (ema_) ema_->Swap(weights_);
+}
+
+std::string SlowBatchNormAdvice(const std::vector<const LayerParameter*>& layers) {
+  constexpr float kSlowest = 0.99f;  // about 100 batches
+  const LayerParameter* first = nullptr;
+  int count = 0;
+  for (const LayerParameter* layer : layers) {
+    if (layer->type() != "BatchNorm") continue;
+    if (layer->batch_norm_param().moving_average_fraction() <= kSlowest) continue;
+    if (!first) first = layer;
+    ++count;
+  }
+  if (!first) return "";
+  std::ostringstream advice;
+  advice << "ema_decay averages the BatchNorm statistics too, and " << count
+         << " BatchNorm layer(s), first '" << first->name()
+         << "', already average theirs slowly (moving_average_fraction "
+         << first->batch_norm_param().moving_average_fraction()
+         << "): tests may lag the training far behind; 0.99 or less keeps them close";
+  return advice.str();
 }
 
 INSTANTIATE_CLASS(EmaWeights);

@@ -44,6 +44,14 @@ class EmaWeights {
   Blob<Dtype> scratch_;                                 // Swap's temporary
 };
 
+// What the solver warns of when ema_decay averages a net whose BatchNorm
+// layers keep a slower running average of their own (moving_average_fraction
+// above 0.99; Caffe's default is 0.999): the statistics a test uses are then
+// averaged twice over about a thousand batches each, and lag the weights far
+// enough that tests at a high rate can score near chance while training goes
+// well. Names the first such layer and how many there are; empty when none.
+std::string SlowBatchNormAdvice(const std::vector<const LayerParameter*>& layers);
+
 // Swaps the average into the weights for the scope's duration (tests,
 // snapshots), and back when the scope ends, also by an exception; does
 // nothing for a null or not yet started average.

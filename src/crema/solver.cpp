@@ -114,6 +114,12 @@ Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_laye
     ema_.reset(new EmaWeights<Dtype>(param_.ema_decay()));
   }
   BuildNets();
+  if (ema_) {
+    std::vector<const LayerParameter*> layers;
+    for (const auto& layer : net_->layers()) layers.push_back(&layer->layer_param());
+    const std::string advice = SlowBatchNormAdvice(layers);
+    LOG_IF(WARNING, !advice.empty()) << "solver: " << advice;
+  }
   LOG_IF(INFO, Context::is_rank_zero()) << "Solver scaffolding done.";
   LOG_IF(INFO, Context::is_rank_zero() && param_.max_iter() > 0)
       << "Learning rate schedule: " << DescribeSchedule(param_);
