@@ -119,24 +119,36 @@ void BNLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   }
 }
 
-// Channels split over the pool; each sums its planes image by image.
 template <typename Dtype>
 void BNLayer<Dtype>::ChannelSums_cpu(const Dtype* a, const Dtype* b, Dtype scale,
                                      Dtype* sums) const {
+  if (b) {
+    ChannelSumsAndDots_cpu(a, b, scale, nullptr, sums);
+  } else {
+    ChannelSumsAndDots_cpu(a, nullptr, scale, sums, nullptr);
+  }
+}
+
+// Channels split over the pool; each sums its planes image by image.
+template <typename Dtype>
+void BNLayer<Dtype>::ChannelSumsAndDots_cpu(const Dtype* a, const Dtype* b, Dtype scale,
+                                            Dtype* sums, Dtype* dots) const {
   ParallelForPlanes(channels_, ValuesPerChannel(), [&](int begin, int end) {
     for (int c = begin; c < end; ++c) {
-      Dtype sum = 0;
+      Dtype sum = 0, dot = 0;
       for (int n = 0; n < num_; ++n) {
         if (b) {
           Dtype plane_total, plane_dot;
           plane_sum_and_dot(spatial_dim_, Plane(a, n, c), Plane(b, n, c), &plane_total,
                             &plane_dot);
-          sum += plane_dot;
+          sum += plane_total;
+          dot += plane_dot;
         } else {
           sum += plane_sum(spatial_dim_, Plane(a, n, c));
         }
       }
-      sums[c] = sum * scale;
+      if (sums) sums[c] = sum * scale;
+      if (dots) dots[c] = dot * scale;
     }
   });
 }
@@ -233,20 +245,7 @@ void BNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const Dtype values = ValuesPerChannel();
   Dtype* mean_dy = mean_top_diff_.mutable_cpu_data();
   Dtype* mean_dy_x = mean_top_diff_x_norm_.mutable_cpu_data();
-  ParallelForPlanes(channels_, ValuesPerChannel(), [&](int begin, int end) {
-    for (int c = begin; c < end; ++c) {
-      Dtype sum = 0, dot = 0;
-      for (int n = 0; n < num_; ++n) {
-        Dtype plane_total, plane_dot;
-        plane_sum_and_dot(spatial_dim_, Plane(top_diff, n, c), Plane(x_norm, n, c), &plane_total,
-                          &plane_dot);
-        sum += plane_total;
-        dot += plane_dot;
-      }
-      mean_dy[c] = sum / values;
-      mean_dy_x[c] = dot / values;
-    }
-  });
+  ChannelSumsAndDots_cpu(top_diff, x_norm, 1 / values, mean_dy, mean_dy_x);
   if (this->param_propagate_down(0)) {
     cpu_axpy(channels_, values, mean_dy_x, this->blobs_[0]->mutable_cpu_diff());
   }

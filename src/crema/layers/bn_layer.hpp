@@ -65,6 +65,10 @@ class BNLayer : public Layer<Dtype> {
   // The steps of the passes, each on the CPU and the GPU.
   // sums[c] = scale * sum over channel c of a * b (of a alone when b is null).
   void ChannelSums_cpu(const Dtype* a, const Dtype* b, Dtype scale, Dtype* sums) const;
+  // Both in one pass on the CPU: sums[c] = scale * sum of a (when sums is
+  // not null) and dots[c] = scale * sum of a * b (when b is not null).
+  void ChannelSumsAndDots_cpu(const Dtype* a, const Dtype* b, Dtype scale, Dtype* sums,
+                              Dtype* dots) const;
   void ChannelSums_gpu(const Dtype* a, const Dtype* b, Dtype scale, Dtype* sums) const;
   // x_norm_ = x - mean_.
   void Centre_cpu(const Dtype* bottom_data);
