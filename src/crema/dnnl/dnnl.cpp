@@ -26,6 +26,16 @@ bool DnnlHasWinograd() {
   return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512) == avx512;
 }
 
+DnnlChannelBlocks DnnlActivationBlocks() {
+  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto has = [isa](dnnl::cpu_isa wanted) {
+    return (isa & static_cast<unsigned>(wanted)) == static_cast<unsigned>(wanted);
+  };
+  if (has(dnnl::cpu_isa::avx512_core)) return {dnnl::memory::format_tag::nChw16c, 16};
+  if (has(dnnl::cpu_isa::avx2)) return {dnnl::memory::format_tag::nChw8c, 8};
+  return {dnnl::memory::format_tag::undef, 0};
+}
+
 bool DnnlUsesBf16(const LayerParameter& param, bool* warned) {
   if (param.compute_precision() != BF16) return false;
   if (DnnlHasBf16()) return true;

@@ -27,6 +27,15 @@ void DnnlUseThreadBudget();
 bool DnnlHasBf16();
 // Whether this CPU runs oneDNN's float Winograd convolution (AVX-512).
 bool DnnlHasWinograd();
+// The layout of oneDNN's direct convolution kernels for activations on this
+// CPU: channels in blocks of one vector register (nChw16c with AVX-512,
+// nChw8c with AVX2), and that block's width; format_tag::undef and 0 on a CPU
+// with neither.
+struct DnnlChannelBlocks {
+  dnnl::memory::format_tag tag;
+  int width;
+};
+DnnlChannelBlocks DnnlActivationBlocks();
 // Whether a layer gets the bf16 kernels it asks for (compute_precision BF16):
 // on a CPU with them, yes; elsewhere no, with a warning naming the layer the
 // first time (*warned, the layer's own flag).

@@ -4,6 +4,37 @@
 
 namespace crema {
 
+namespace {
+
+// Calls row(t, b, stride, length) for each run along the top's last axis:
+// top elements t .. t + length - 1 are bottom elements b, b + stride, ...
+// It walks the top in order and carries the bottom offset from run to run
+// (an odometer over the other axes), so no element costs a division.
+// Requires count > 0 and at least one axis.
+template <typename Row>
+void ForEachTopRun(const PermuteIndexing& indexing, int64_t count, Row row) {
+  const int last = indexing.num_axes - 1;
+  int64_t shape[kMaxBlobAxes];
+  int64_t coordinate[kMaxBlobAxes] = {};
+  for (int i = 0; i <= last; ++i) {
+    shape[i] = (i == 0 ? count : indexing.top_steps[i - 1]) / indexing.top_steps[i];
+  }
+  const int64_t length = shape[last], stride = indexing.bottom_steps[indexing.order[last]];
+  int64_t bottom = 0;
+  for (int64_t t = 0; t < count; t += length) {
+    row(t, bottom, stride, length);
+    for (int i = last - 1; i >= 0; --i) {
+      const int64_t step = indexing.bottom_steps[indexing.order[i]];
+      bottom += step;
+      if (++coordinate[i] < shape[i]) break;
+      bottom -= shape[i] * step;
+      coordinate[i] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 template <typename Dtype>
 std::vector<int> PermuteLayer<Dtype>::FullOrder(int num_axes) const {
   std::vector<int> order;
@@ -52,7 +83,10 @@ void PermuteLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
     cpu_copy(count, bottom_data, top_data);
     return;
   }
-  for (int t = 0; t < count; ++t) top_data[t] = bottom_data[PermutedBottomIndex(indexing_, t)];
+  if (count == 0) return;
+  ForEachTopRun(indexing_, count, [&](int64_t t, int64_t b, int64_t stride, int64_t length) {
+    for (int64_t i = 0; i < length; ++i) top_data[t + i] = bottom_data[b + i * stride];
+  });
 }
 
 template <typename Dtype>
@@ -68,7 +102,10 @@ void PermuteLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
     return;
   }
   // A permutation: every bottom element receives exactly one top element.
-  for (int t = 0; t < count; ++t) bottom_diff[PermutedBottomIndex(indexing_, t)] = top_diff[t];
+  if (count == 0) return;
+  ForEachTopRun(indexing_, count, [&](int64_t t, int64_t b, int64_t stride, int64_t length) {
+    for (int64_t i = 0; i < length; ++i) bottom_diff[b + i * stride] = top_diff[t + i];
+  });
 }
 
 #ifdef CPU_ONLY
