@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/folded_output.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
 
 namespace crema {
@@ -13,11 +14,10 @@ namespace crema {
 struct DnnlFoldedPrimitives {
   dnnl::convolution_forward forward;
   dnnl::memory::desc src_plain, dst_plain, weights_plain;
-  dnnl::memory::desc dst_blocked;  // where the chosen layout is not the plain one
-  // The layouts the primitive chose, and the buffers in them (src's and
-  // dst's empty where the chosen layout is the plain one).
-  dnnl::memory src, dst, weights, bias;
-  dnnl::reorder src_in, dst_out, pack;
+  // The buffers in the layouts the primitive chose (src empty where its
+  // layout is the plain one; the output's are FoldedOutput's).
+  dnnl::memory src, weights, bias;
+  dnnl::reorder src_in, pack;
   std::vector<float> folded_weights;  // plain, before packing
 };
 
@@ -26,55 +26,13 @@ DnnlFoldedConvolution<Reference>::DnnlFoldedConvolution(const LayerParameter& pa
                                                         const ConvolutionFolds& folds)
     : DnnlTwin<float, Reference, DnnlFoldedPrimitives>(param, false), folds_(folds) {}
 
-template <template <typename> class Reference>
-DnnlFoldedConvolution<Reference>::~DnnlFoldedConvolution() {
-  EndDeferral();
-}
-
-template <template <typename> class Reference>
-void DnnlFoldedConvolution<Reference>::EndDeferral() {
-  const std::shared_ptr<SyncedMemory> memory = deferring_.lock();
-  if (memory && memory->DeferredTo(this)) memory->WriteDeferred();
-  deferring_.reset();
-}
-
-template <template <typename> class Reference>
-void DnnlFoldedConvolution<Reference>::WriteTo(void* host) {
-  const DnnlFoldedPrimitives& p = *this->primitives_;
-  DnnlRun(p.dst_out, {{DNNL_ARG_FROM, p.dst}, {DNNL_ARG_TO, Wrap(p.dst_plain, host)}});
-}
-
-template <template <typename> class Reference>
-void DnnlFoldedConvolution<Reference>::Reshape(const std::vector<Blob<float>*>& bottom,
-                                               const std::vector<Blob<float>*>& top) {
-  if (bottom[0]->shape() != bottom_shape_) {
-    EndDeferral();
-    bottom_shape_ = bottom[0]->shape();
-  }
-  DnnlTwin<float, Reference, DnnlFoldedPrimitives>::Reshape(bottom, top);
-}
-
-namespace {
-
-dnnl::post_ops ClampOf(const ConvolutionFolds& folds) {
-  dnnl::post_ops ops;
-  if (folds.clamp == ConvolutionFolds::Clamp::kReLU) {
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, folds.negative_slope, 0.0f);
-  } else if (folds.clamp == ConvolutionFolds::Clamp::kReLU6) {
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-  }
-  return ops;
-}
-
-}  // namespace
-
 // One inference primitive, in the activation layouts chosen below.
 template <template <typename> class Reference>
 bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<float>*>& bottom,
                                                       const std::vector<Blob<float>*>& top,
                                                       DnnlFoldedPrimitives* p) {
   packed_stamps_.clear();
-  written_stamp_ = 0;
+  this->SetUpOutput(dnnl::memory::desc(), dnnl::memory::desc());  // none until made
   if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4 ||
       bottom.size() != 1) {
     return false;
@@ -93,7 +51,7 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
       WindowsOf(this->kernel_shape_, this->stride_, this->pad_, this->dilation_,
                 this->input_spatial_shape_, this->output_spatial_shape_);
   dnnl::primitive_attr attributes;
-  attributes.set_post_ops(ClampOf(folds_));
+  attributes.set_post_ops(folds_.activation.PostOps());
   const dnnl::memory::desc bias_desc = PlainDesc({out});
   const auto make = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
     return dnnl::convolution_forward::primitive_desc(
@@ -107,24 +65,16 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   // optimised kernel (not its reference one) is kept:
   // 1. the input as the producer's output lies (no move at all), the output
   //    as in 2;
-  // 2. channels in blocks of one vector register (DnnlActivationBlocks) for
-  //    an input and an output of at least a block's channels, the plain
-  //    layout for fewer: oneDNN's direct kernels, faster on MobileNet and
+  // 2. PreferredActivation for the input, PreferredOutput for the output:
+  //    oneDNN's direct kernels on channel blocks, faster on MobileNet and
   //    the SSD nets than the channels-last ones it picks by itself;
   // 3. oneDNN's own choice, the input plain below a block's channels.
-  const DnnlChannelBlocks blocks = DnnlActivationBlocks();
-  const auto blocked = [&](const dnnl::memory::desc& plain, int channels) {
-    if (blocks.width == 0) return any(plain);
-    if (channels < blocks.width) return plain;
-    return dnnl::memory::desc(plain.dims(), dnnl::memory::data_type::f32, blocks.tag);
-  };
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory::desc>> layouts;
+  const dnnl::memory::desc dst = PreferredOutput(p->dst_plain);
   const dnnl::memory::desc* produced = producer_ ? producer_->BlockedOutputDesc() : nullptr;
-  if (produced && produced->dims() == p->src_plain.dims()) {
-    layouts.emplace_back(*produced, blocked(p->dst_plain, out));
-  }
-  if (blocks.width != 0) {
-    layouts.emplace_back(blocked(p->src_plain, in), blocked(p->dst_plain, out));
+  if (produced && produced->dims() == p->src_plain.dims()) layouts.emplace_back(*produced, dst);
+  if (DnnlActivationBlocks().width != 0) {
+    layouts.emplace_back(PreferredActivation(p->src_plain), dst);
   }
   dnnl::convolution_forward::primitive_desc pd;
   bool made = false;
@@ -143,12 +93,7 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
     p->src_in = dnnl::reorder(
         dnnl::reorder::primitive_desc(DnnlEngine(), p->src_plain, DnnlEngine(), pd.src_desc()));
   }
-  if (pd.dst_desc() != p->dst_plain) {
-    p->dst_blocked = pd.dst_desc();
-    p->dst = dnnl::memory(p->dst_blocked, DnnlEngine());
-    p->dst_out = dnnl::reorder(
-        dnnl::reorder::primitive_desc(DnnlEngine(), pd.dst_desc(), DnnlEngine(), p->dst_plain));
-  }
+  this->SetUpOutput(pd.dst_desc(), p->dst_plain);
   p->weights = dnnl::memory(pd.weights_desc(), DnnlEngine());
   p->folded_weights.resize(this->blobs_[0]->count());
   p->pack = dnnl::reorder(Wrap(p->weights_plain, p->folded_weights.data()), p->weights);
@@ -212,18 +157,6 @@ void DnnlFoldedConvolution<Reference>::FoldAndPack(DnnlFoldedPrimitives* p) {
 }
 
 template <template <typename> class Reference>
-const dnnl::memory* DnnlFoldedConvolution<Reference>::BlockedOutput(Blob<float>* top) const {
-  if (!this->primitives_ || !this->primitives_->dst || written_stamp_ == 0) return nullptr;
-  return top->data()->stamp() == written_stamp_ ? &this->primitives_->dst : nullptr;
-}
-
-template <template <typename> class Reference>
-const dnnl::memory::desc* DnnlFoldedConvolution<Reference>::BlockedOutputDesc() const {
-  if (!this->primitives_ || !this->primitives_->dst) return nullptr;
-  return &this->primitives_->dst_blocked;
-}
-
-template <template <typename> class Reference>
 void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>*>& bottom,
                                                    const std::vector<Blob<float>*>& top) {
   DnnlFoldedPrimitives& p = *this->primitives_;
@@ -232,37 +165,13 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
     FoldAndPack(&p);
     packed_stamps_ = std::move(stamps);
   }
-  dnnl::memory src = p.src;
-  if (!p.src) {
-    src = Wrap(p.src_plain, bottom[0]->cpu_data());
-  } else {
-    const dnnl::memory* blocks = producer_ ? producer_->BlockedOutput(bottom[0]) : nullptr;
-    if (blocks && blocks->get_desc() == p.src.get_desc()) {
-      src = *blocks;
-    } else {
-      DnnlRun(p.src_in,
-              {{DNNL_ARG_FROM, Wrap(p.src_plain, bottom[0]->cpu_data())}, {DNNL_ARG_TO, p.src}});
-    }
-  }
-  const std::shared_ptr<SyncedMemory>& memory = top[0]->data();
-  if (!p.dst) {
-    DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
-                        {DNNL_ARG_WEIGHTS, p.weights},
-                        {DNNL_ARG_BIAS, p.bias},
-                        {DNNL_ARG_DST, Wrap(p.dst_plain, top[0]->mutable_cpu_data())}});
-    written_stamp_ = memory->stamp();
-    return;
-  }
-  // The buffer is about to change: a memory that still defers to it and is
-  // no longer the top's (the blob took new memory) is written first.
-  if (deferring_.lock() != memory) EndDeferral();
+  const dnnl::memory src =
+      Input(producer_, bottom[0], p.src_plain, p.src, p.src_in);
   DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
                       {DNNL_ARG_WEIGHTS, p.weights},
                       {DNNL_ARG_BIAS, p.bias},
-                      {DNNL_ARG_DST, p.dst}});
-  memory->Defer(this);
-  deferring_ = memory;
-  written_stamp_ = memory->stamp();
+                      {DNNL_ARG_DST, OutputFor(top[0])}});
+  Written(top[0]);
 }
 
 template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;

@@ -16,6 +16,31 @@ struct DnnlPoolingPrimitives {
   dnnl::memory workspace;  // MAX: where each window's maximum was
 };
 
+bool DnnlPoolingFormOf(PoolingParameter::PoolMethod method, const PoolingGeometry& g,
+                       DnnlPoolingForm* form) {
+  if (method == PoolingParameter::STOCHASTIC) return false;
+  const int right_h = RightPadding(g.height, g.pooled_height, g.kernel_h, g.stride_h, g.pad_h);
+  const int right_w = RightPadding(g.width, g.pooled_width, g.kernel_w, g.stride_w, g.pad_w);
+  form->algorithm = dnnl::algorithm::pooling_max;
+  if (method == PoolingParameter::AVE) {
+    // Caffe divides by the window clipped to the padded input: the whole
+    // kernel while no window passes the right padding, else (without
+    // padding) the window's inputs.
+    if (right_h <= g.pad_h && right_w <= g.pad_w) {
+      form->algorithm = dnnl::algorithm::pooling_avg_include_padding;
+    } else if (g.pad_h == 0 && g.pad_w == 0) {
+      form->algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
+    } else {
+      return false;
+    }
+  }
+  form->strides = {g.stride_h, g.stride_w};
+  form->kernel = {g.kernel_h, g.kernel_w};
+  form->left = {g.pad_h, g.pad_w};
+  form->right = {right_h, right_w};
+  return true;
+}
+
 template <typename Dtype>
 DnnlPoolingLayer<Dtype>::DnnlPoolingLayer(const LayerParameter& param, bool for_default)
     : DnnlTwin<Dtype, PoolingLayer, DnnlPoolingPrimitives>(param, for_default) {}
@@ -28,34 +53,20 @@ bool DnnlPoolingLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bo
   if (method == PoolingParameter::STOCHASTIC || top.size() > 1) return false;
   const PoolingGeometry& g = this->geometry_;
   if (this->for_default_ && !DefaultPoolingRunsDnnl(method, g)) return false;
-  const int right_h = RightPadding(g.height, g.pooled_height, g.kernel_h, g.stride_h, g.pad_h);
-  const int right_w = RightPadding(g.width, g.pooled_width, g.kernel_w, g.stride_w, g.pad_w);
-  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
-  if (method == PoolingParameter::AVE) {
-    // Caffe divides by the window clipped to the padded input: the whole
-    // kernel while no window passes the right padding, else (without
-    // padding) the window's inputs.
-    if (right_h <= g.pad_h && right_w <= g.pad_w) {
-      algorithm = dnnl::algorithm::pooling_avg_include_padding;
-    } else if (g.pad_h == 0 && g.pad_w == 0) {
-      algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
-    } else {
-      return false;
-    }
-  }
+  DnnlPoolingForm form;
+  if (!DnnlPoolingFormOf(method, g, &form)) return false;
   p->src = PlainDesc(bottom[0]->shape());
   p->dst = PlainDesc(top[0]->shape());
-  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, kernel{g.kernel_h, g.kernel_w},
-      left{g.pad_h, g.pad_w}, right{right_h, right_w};
   dnnl::pooling_forward::primitive_desc forward_pd(
-      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, algorithm, p->src, p->dst,
-                                  strides, kernel, left, right),
+      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, form.algorithm, p->src,
+                                  p->dst, form.strides, form.kernel, form.left, form.right),
       DnnlEngine());
   p->forward = dnnl::pooling_forward(forward_pd);
   p->backward = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
-      dnnl::pooling_backward::desc(algorithm, p->src, p->dst, strides, kernel, left, right),
+      dnnl::pooling_backward::desc(form.algorithm, p->src, p->dst, form.strides, form.kernel,
+                                   form.left, form.right),
       DnnlEngine(), forward_pd));
-  if (algorithm == dnnl::algorithm::pooling_max) {
+  if (form.algorithm == dnnl::algorithm::pooling_max) {
     p->workspace = dnnl::memory(forward_pd.workspace_desc(), DnnlEngine());
   }
   return true;

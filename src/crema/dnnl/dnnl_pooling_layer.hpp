@@ -7,6 +7,7 @@
 #ifndef CREMA_DNNL_DNNL_POOLING_LAYER_HPP_
 #define CREMA_DNNL_DNNL_POOLING_LAYER_HPP_
 
+#include <dnnl.hpp>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,18 @@
 #include "crema/layers/pooling_layer.hpp"
 
 namespace crema {
+
+// oneDNN's form of a Caffe pooling window: its algorithm and where the
+// windows lie.
+struct DnnlPoolingForm {
+  dnnl::algorithm algorithm;
+  dnnl::memory::dims strides, kernel, left, right;
+};
+// False where oneDNN has no form for it: STOCHASTIC, and an AVE whose last
+// window runs past the padding with padding on (Caffe's divisor there is
+// neither of oneDNN's).
+bool DnnlPoolingFormOf(PoolingParameter::PoolMethod method, const PoolingGeometry& g,
+                       DnnlPoolingForm* form);
 
 struct DnnlPoolingPrimitives;
 

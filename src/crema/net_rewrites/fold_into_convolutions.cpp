@@ -21,12 +21,18 @@
 #include "crema/net_rewrites/net_rewrite.hpp"
 #ifdef CREMA_DNNL
 #include "crema/dnnl/dnnl_conv_layer.hpp"
+#include "crema/dnnl/dnnl_eltwise_layer.hpp"
 #include "crema/dnnl/dnnl_folded_conv_layer.hpp"
+#include "crema/dnnl/dnnl_folded_eltwise_layer.hpp"
+#include "crema/dnnl/dnnl_folded_pooling_layer.hpp"
+#include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
+#include "crema/layers/eltwise_layer.hpp"
 #include "crema/layers/relu6_layer.hpp"
 #include "crema/layers/relu_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
+#include "crema/layers/split_layer.hpp"
 #endif
 
 namespace crema {
@@ -48,6 +54,26 @@ bool FoldableConvolution(const NetGraph<float>& graph, int i) {
   return dnnl && graph.bottoms[i].size() == 1 && graph.tops[i].size() == 1 &&
          graph.bottoms[i][0] != graph.tops[i][0] && graph.bottoms[i][0]->num_axes() == 4 &&
          param.compute_precision() != BF16 && param.convolution_algorithm() != WINOGRAD;
+}
+
+// A ReLU or ReLU6 at layer `next` in place on `blob`, into *activation;
+// returns the chain's last layer (next - 1 where there is none).
+int CollectActivation(const NetGraph<float>& graph, int next, const Blob<float>* blob,
+                      FoldedActivation* activation) {
+  if (next >= static_cast<int>(graph.layers.size()) || !InPlaceOn(graph, next, blob)) {
+    return next - 1;
+  }
+  const Layer<float>& layer = *graph.layers[next];
+  if (typeid(layer) == typeid(ReLULayer<float>) || typeid(layer) == typeid(DnnlReLULayer<float>)) {
+    activation->kind = FoldedActivation::Kind::kReLU;
+    activation->negative_slope = layer.layer_param().relu_param().negative_slope();
+    return next;
+  }
+  if (typeid(layer) == typeid(ReLU6Layer<float>)) {
+    activation->kind = FoldedActivation::Kind::kReLU6;
+    return next;
+  }
+  return next - 1;
 }
 
 // The layers after convolution i that fold into it, into *folds; returns
@@ -79,64 +105,110 @@ int CollectFolds(const NetGraph<float>& graph, int i, ConvolutionFolds* folds) {
       ++next;
     }
   }
-  if (Layer<float>* layer = at(next)) {
-    if (typeid(*layer) == typeid(ReLULayer<float>) ||
-        typeid(*layer) == typeid(DnnlReLULayer<float>)) {
-      folds->clamp = ConvolutionFolds::Clamp::kReLU;
-      folds->negative_slope = layer->layer_param().relu_param().negative_slope();
-      ++next;
-    } else if (typeid(*layer) == typeid(ReLU6Layer<float>)) {
-      folds->clamp = ConvolutionFolds::Clamp::kReLU6;
-      ++next;
-    }
-  }
-  return next - 1;
+  return CollectActivation(graph, next, blob, &folds->activation);
 }
 
-// The folded computation for convolution i, set up on its blobs.
-// (Its primitive, made at set-up, reads the producer's layout where it can.)
-template <template <typename> class Reference>
-std::shared_ptr<DnnlFoldedConvolution<Reference>> MakeFolded(
-    const NetGraph<float>& graph, int i, const ConvolutionFolds& folds,
-    const FoldedConvolutionOutput* producer) {
-  auto folded =
-      std::make_shared<DnnlFoldedConvolution<Reference>>(graph.layers[i]->layer_param(), folds);
+// What folding at layer i makes: the folded layer (null: nothing folds
+// there), whether it can run for the current shape, its output for the
+// layers that read it, and the chain's last layer.
+struct Fold {
+  std::shared_ptr<Layer<float>> layer;
+  std::function<bool()> ready;
+  const FoldedOutput* output = nullptr;
+  int last = -1;
+};
+
+// Sets `folded` up on layer i's blobs and bottoms (its primitive, made at
+// set-up, reads its producers' layouts where it can).
+template <typename Folded>
+Fold SetUpFold(std::shared_ptr<Folded> folded, const NetGraph<float>& graph, int i, int last) {
   folded->blobs() = graph.layers[i]->blobs();
-  folded->TakeInputFrom(producer);
   folded->SetUp(graph.bottoms[i], graph.tops[i]);
-  return folded;
+  Fold fold;
+  fold.ready = [folded] { return folded->ready(); };
+  fold.output = folded.get();
+  fold.layer = std::move(folded);
+  fold.last = last;
+  return fold;
+}
+
+using Producers = std::map<const Blob<float>*, const FoldedOutput*>;
+
+Fold FoldConvolution(const NetGraph<float>& graph, int i, Producers& producers) {
+  if (!FoldableConvolution(graph, i)) return {};
+  ConvolutionFolds folds;
+  const int last = CollectFolds(graph, i, &folds);
+  const LayerParameter& param = graph.layers[i]->layer_param();
+  const FoldedOutput* producer = producers[graph.bottoms[i][0]];
+  if (typeid(*graph.layers[i]) == typeid(DnnlConvolutionLayer<float>)) {
+    auto folded = std::make_shared<DnnlFoldedConvolution<ConvolutionLayer>>(param, folds);
+    folded->TakeInputFrom(producer);
+    return SetUpFold(std::move(folded), graph, i, last);
+  }
+  auto folded = std::make_shared<DnnlFoldedConvolution<DepthwiseConvolutionLayer>>(param, folds);
+  folded->TakeInputFrom(producer);
+  return SetUpFold(std::move(folded), graph, i, last);
+}
+
+// A oneDNN Pooling (engine DEFAULT or DNNL) of one bottom a folded layer
+// wrote, not in place.
+Fold FoldPooling(const NetGraph<float>& graph, int i, Producers& producers) {
+  const Layer<float>& layer = *graph.layers[i];
+  if (typeid(layer) != typeid(DnnlPoolingLayer<float>) || graph.bottoms[i].size() != 1 ||
+      graph.tops[i].size() != 1 || graph.bottoms[i][0] == graph.tops[i][0]) {
+    return {};
+  }
+  const FoldedOutput* producer = producers[graph.bottoms[i][0]];
+  if (!producer) return {};
+  return SetUpFold(std::make_shared<DnnlFoldedPooling>(layer.layer_param(), producer), graph, i,
+                   i);
+}
+
+// An Eltwise (not engine CAFFE) of two bottoms, at least one a folded
+// layer wrote, not in place, and the ReLU or ReLU6 in place after it.
+Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers) {
+  const Layer<float>& layer = *graph.layers[i];
+  const LayerParameter& param = layer.layer_param();
+  const std::vector<Blob<float>*>& bottoms = graph.bottoms[i];
+  if ((typeid(layer) != typeid(EltwiseLayer<float>) &&
+       typeid(layer) != typeid(DnnlEltwiseLayer<float>)) ||
+      param.eltwise_param().engine() == EltwiseParameter::CAFFE ||
+      !DnnlFoldedEltwise::Folds(param, static_cast<int>(bottoms.size())) ||
+      graph.tops[i].size() != 1 || bottoms[0] == graph.tops[i][0] ||
+      bottoms[1] == graph.tops[i][0]) {
+    return {};
+  }
+  std::vector<const FoldedOutput*> inputs{producers[bottoms[0]], producers[bottoms[1]]};
+  if (!inputs[0] && !inputs[1]) return {};
+  FoldedActivation activation;
+  const int last = CollectActivation(graph, i + 1, graph.tops[i][0], &activation);
+  return SetUpFold(std::make_shared<DnnlFoldedEltwise>(param, std::move(inputs), activation),
+                   graph, i, last);
 }
 
 void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
   if (!graph.runs_forward || Context::mode() != Context::CPU) return;
-  std::map<const Blob<float>*, const FoldedConvolutionOutput*> outputs;
+  Producers producers;
   int chains = 0, folded_layers = 0;
   for (int i = 0; i < static_cast<int>(graph.layers.size()); ++i) {
-    if (!FoldableConvolution(graph, i)) continue;
-    ConvolutionFolds folds;
-    const int last = CollectFolds(graph, i, &folds);
-    std::shared_ptr<Layer<float>> folded;
-    std::function<bool()> ready;
-    FoldedConvolutionOutput* output = nullptr;
-    const FoldedConvolutionOutput* producer = outputs[graph.bottoms[i][0]];
-    const Layer<float>& convolution = *graph.layers[i];
-    if (typeid(convolution) == typeid(DnnlConvolutionLayer<float>)) {
-      auto made = MakeFolded<ConvolutionLayer>(graph, i, folds, producer);
-      ready = [made] { return made->ready(); };
-      output = made.get();
-      folded = made;
-    } else {
-      auto made = MakeFolded<DepthwiseConvolutionLayer>(graph, i, folds, producer);
-      ready = [made] { return made->ready(); };
-      output = made.get();
-      folded = made;
+    if (typeid(*graph.layers[i]) == typeid(SplitLayer<float>)) {
+      // A Split's tops share its bottom's memory: its readers read the
+      // producer's blocks as well.
+      const FoldedOutput* producer = producers[graph.bottoms[i][0]];
+      for (Blob<float>* top : graph.tops[i]) producers[top] = producer;
+      continue;
     }
+    Fold fold = FoldConvolution(graph, i, producers);
+    if (!fold.layer) fold = FoldPooling(graph, i, producers);
+    if (!fold.layer) fold = FoldEltwise(graph, i, producers);
+    if (!fold.layer) continue;
     Blob<float>* blob = graph.tops[i][0];
-    outputs[blob] = output;
+    producers[blob] = fold.output;
+    const int last = fold.last;
     std::vector<std::shared_ptr<Layer<float>>> plain(graph.layers.begin() + i,
                                                      graph.layers.begin() + last + 1);
-    auto chain = std::make_shared<FoldedChain>(std::move(plain), folded, std::move(ready),
-                                               graph.bottoms[i], blob);
+    auto chain = std::make_shared<FoldedChain>(std::move(plain), std::move(fold.layer),
+                                               std::move(fold.ready), graph.bottoms[i], blob);
     for (int slot = 0; slot < chain->size(); ++slot) {
       graph.layers[i + slot] = std::make_shared<FoldedLayer>(chain, slot);
     }
@@ -144,12 +216,12 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
       seams->push_back({i, last, [chain, i](int end) { chain->FinishForward(end - i); }, nullptr});
     }
     ++chains;
-    folded_layers += last - i;
+    folded_layers += last - i + 1;
     i = last;
   }
   LOG_IF(INFO, graph.log && chains > 0)
       << "Folded " << folded_layers << " layers into " << chains
-      << " convolutions for the forward pass (oneDNN inference primitives)";
+      << " oneDNN inference primitives for the forward pass";
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// An Eltwise of two bottoms in a net that runs forward (the rewrite
+// net_rewrites/fold_into_convolutions.cpp makes it for TEST-phase nets in
+// CPU mode, where a bottom comes from a folded layer), with the ReLU or
+// ReLU6 in place after it folded in: oneDNN's binary primitive (SUM with
+// coefficients 1: add; PROD: multiply; MAX: maximum) with the activation
+// as its post-op, on the producers' blocked outputs as they lie, its own
+// output left blocked for the next folded layer (folded_output.hpp). Where
+// oneDNN has no optimised kernel for it, ready() is false and the caller
+// runs the plain layers.
+#ifndef CREMA_DNNL_DNNL_FOLDED_ELTWISE_LAYER_HPP_
+#define CREMA_DNNL_DNNL_FOLDED_ELTWISE_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/dnnl/dnnl_twin.hpp"
+#include "crema/dnnl/folded_output.hpp"
+#include "crema/layers/eltwise_layer.hpp"
+
+namespace crema {
+
+struct DnnlFoldedEltwisePrimitives;
+
+class DnnlFoldedEltwise : public DnnlTwin<float, EltwiseLayer, DnnlFoldedEltwisePrimitives>,
+                          public FoldedOutput {
+ public:
+  // producers: each bottom's folded producer, or null.
+  DnnlFoldedEltwise(const LayerParameter& param, std::vector<const FoldedOutput*> producers,
+                    const FoldedActivation& activation);
+  bool ready() const { return this->uses_dnnl(); }
+  // Whether a layer of this parameter and these bottoms folds: two bottoms,
+  // SUM with coefficients 1, PROD or MAX.
+  static bool Folds(const LayerParameter& param, int bottoms);
+
+ protected:
+  bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
+                      DnnlFoldedEltwisePrimitives* p) override;
+  const char* DnnlOperation() const override { return "inference binary operation"; }
+  void Forward_cpu(const std::vector<Blob<float>*>& bottom,
+                   const std::vector<Blob<float>*>& top) override;
+
+ private:
+  const std::vector<const FoldedOutput*> producers_;
+  const FoldedActivation activation_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_DNNL_FOLDED_ELTWISE_LAYER_HPP_

@@ -1,0 +1,41 @@
+// A Pooling in a net that runs forward (the rewrite
+// net_rewrites/fold_into_convolutions.cpp makes it for TEST-phase nets in
+// CPU mode, where its bottom comes from a folded layer): oneDNN's inference
+// pooling on the producer's blocked output as it lies, its own output left
+// blocked for the next folded layer (folded_output.hpp). No argmax is kept
+// (nothing runs backward from it). Where oneDNN has no form for the window
+// (DnnlPoolingFormOf) or no optimised kernel, ready() is false and the
+// caller runs the plain layer.
+#ifndef CREMA_DNNL_DNNL_FOLDED_POOLING_LAYER_HPP_
+#define CREMA_DNNL_DNNL_FOLDED_POOLING_LAYER_HPP_
+
+#include <vector>
+
+#include "crema/dnnl/dnnl_twin.hpp"
+#include "crema/dnnl/folded_output.hpp"
+#include "crema/layers/pooling_layer.hpp"
+
+namespace crema {
+
+struct DnnlFoldedPoolingPrimitives;
+
+class DnnlFoldedPooling : public DnnlTwin<float, PoolingLayer, DnnlFoldedPoolingPrimitives>,
+                          public FoldedOutput {
+ public:
+  DnnlFoldedPooling(const LayerParameter& param, const FoldedOutput* producer);
+  bool ready() const { return this->uses_dnnl(); }
+
+ protected:
+  bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
+                      DnnlFoldedPoolingPrimitives* p) override;
+  const char* DnnlOperation() const override { return "inference pooling"; }
+  void Forward_cpu(const std::vector<Blob<float>*>& bottom,
+                   const std::vector<Blob<float>*>& top) override;
+
+ private:
+  const FoldedOutput* const producer_;
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_DNNL_FOLDED_POOLING_LAYER_HPP_

@@ -1,0 +1,89 @@
+// The output side of a folded layer (net_rewrites/fold_into_convolutions.cpp:
+// layers of a net that runs forward computed on oneDNN's inference
+// primitives), and how the next folded layer reads it.
+//
+// Rules it keeps:
+// - Where the primitive's output layout is not Caffe's (channel blocks), the
+//   output stays in that layout and the top blob's memory defers to it
+//   (SyncedMemory::Defer): it is moved into Caffe's layout only when someone
+//   reads the blob.
+// - A folded layer that reads the blob next (Input) takes the blocks as they
+//   lie, while the blob is unchanged since the producer wrote it (its
+//   stamp) and they are in the layout the reader's primitive was made for;
+//   else it moves the blob's values into its own buffer.
+// - Before the output buffer is remade or the layer is destroyed, a memory
+//   that still defers to it is written (EndDeferral).
+#ifndef CREMA_DNNL_FOLDED_OUTPUT_HPP_
+#define CREMA_DNNL_FOLDED_OUTPUT_HPP_
+
+#include <cstdint>
+#include <dnnl.hpp>
+#include <memory>
+
+#include "crema/blob.hpp"
+#include "crema/syncedmem.hpp"
+
+namespace crema {
+
+// The activation layout folded layers ask oneDNN for first, for a tensor of
+// Caffe's layout `plain` (axis 1 its channels): channels in blocks of one
+// vector register (DnnlActivationBlocks) for at least a block's channels,
+// Caffe's layout for fewer; oneDNN's own choice (format `any`) on a CPU
+// without blocks.
+dnnl::memory::desc PreferredActivation(const dnnl::memory::desc& plain);
+// The output layout folded layers ask for first: channel blocks whatever
+// the channel count (a last block partly padding; the move into Caffe's
+// layout when the blob is read is small), oneDNN's own choice on a CPU
+// without blocks.
+dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain);
+
+// The activation a folded layer applies last (a ReLU or ReLU6 in place
+// after it), as oneDNN's post-op.
+struct FoldedActivation {
+  enum class Kind { kNone, kReLU, kReLU6 } kind = Kind::kNone;
+  float negative_slope = 0;  // kReLU's
+  dnnl::post_ops PostOps() const;
+};
+
+class FoldedOutput : public DeferredContents {
+ public:
+  ~FoldedOutput() override;
+  // The blocked output of the last pass, if `top` is unchanged since that
+  // pass wrote it; else null.
+  const dnnl::memory* BlockedOutput(Blob<float>* top) const;
+  // The layout of that output for the current shape (null: none, or the
+  // plain one), for a reader to make its primitive for.
+  const dnnl::memory::desc* BlockedOutputDesc() const;
+  void WriteTo(void* host) override;
+
+ protected:
+  // For a primitive whose output layout is `chosen`: a blocked buffer and
+  // its move into `plain` where they differ, none where they are the same.
+  // Ends a deferral to the old buffer first.
+  void SetUpOutput(const dnnl::memory::desc& chosen, const dnnl::memory::desc& plain);
+  // Whether the output goes to the blocked buffer (else to the top's memory).
+  bool OutputBlocked() const { return static_cast<bool>(blocked_); }
+  // Where the primitive writes this pass: the blocked buffer, or the top's
+  // memory in Caffe's layout. Call Written(top) after the pass.
+  dnnl::memory OutputFor(Blob<float>* top);
+  void Written(Blob<float>* top);
+  // Writes the output into the memory that defers to it, if one still does.
+  void EndDeferral();
+  // What a folded layer reads bottom from: its producer's blocks, where the
+  // rule above allows, else the bottom moved by `move` into `own` (or the
+  // bottom itself where `own` is empty: the primitive reads Caffe's layout).
+  static dnnl::memory Input(const FoldedOutput* producer, Blob<float>* bottom,
+                            const dnnl::memory::desc& plain, const dnnl::memory& own,
+                            const dnnl::reorder& move);
+
+ private:
+  dnnl::memory::desc plain_, blocked_desc_;
+  dnnl::memory blocked_;  // empty: the output is written in Caffe's layout
+  dnnl::reorder move_out_;
+  uint64_t written_stamp_ = 0;             // the top's stamp after the last pass wrote it
+  std::weak_ptr<SyncedMemory> deferring_;  // the memory the output went to
+};
+
+}  // namespace crema
+
+#endif  // CREMA_DNNL_FOLDED_OUTPUT_HPP_
