@@ -1,6 +1,8 @@
 // How fast oneDNN alone runs MobileNet v1's forward pass on this machine
-// when nothing around it costs anything: every activation stays in the
-// layout oneDNN picks (blocked), the weights are packed once before the
+// when nothing around it costs anything: every activation stays in
+// 16-channel blocks (nChw16c) on an AVX-512 CPU, where oneDNN's direct
+// kernels on them beat the channels-last ones it picks by itself, and in
+// the layout it picks elsewhere; the weights are packed once before the
 // timing, BatchNorm, Scale and ReLU are folded into the convolutions (ReLU
 // as a post-op), and the last pooling and InnerProduct are left out. No
 // framework can run the net faster on oneDNN's kernels; dnn_vs_opencv.sh
@@ -61,6 +63,10 @@ int main(int argc, char** argv) {
   const int batch = std::atoi(argv[1]), iterations = std::atoi(argv[2]);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
+  const bool blocks =
+      (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) &
+       static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
+      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
   int size = 224;
   dnnl::memory current({{batch, 3, size, size}, Type::f32, Tag::nchw}, engine);
   std::fill_n(static_cast<float*>(current.get_data_handle()), batch * 3 * size * size, 1.0f);
@@ -74,6 +80,9 @@ int main(int argc, char** argv) {
     const auto any = [](const dnnl::memory::dims& dims) {
       return dnnl::memory::desc(dims, Type::f32, Tag::any);
     };
+    const auto activation = [&](const dnnl::memory::dims& dims) {
+      return dnnl::memory::desc(dims, Type::f32, blocks ? Tag::nChw16c : Tag::any);
+    };
     dnnl::post_ops relu;
     relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     dnnl::primitive_attr attributes;
@@ -82,8 +91,9 @@ int main(int argc, char** argv) {
     dnnl::convolution_forward::primitive_desc conv(
         dnnl::convolution_forward::desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-            c.in < 16 ? current.get_desc() : any({batch, c.in, size, size}), any(weight_dims),
-            bias, any({batch, c.out, out_size, out_size}), {c.stride, c.stride}, {pad, pad},
+            c.in < 16 ? current.get_desc() : activation({batch, c.in, size, size}),
+            any(weight_dims), bias, activation({batch, c.out, out_size, out_size}),
+            {c.stride, c.stride}, {pad, pad},
             {pad, pad}),
         attributes, engine);
     dnnl::memory source = current;

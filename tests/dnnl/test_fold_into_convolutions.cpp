@@ -1,6 +1,8 @@
 // The rewrite fold_into_convolutions.cpp: in a net made to run forward (TEST
 // phase, no force_backward) each oneDNN convolution and the BatchNorm,
-// Scale and ReLU/ReLU6 in place after it run as one inference primitive.
+// Scale and ReLU/ReLU6 in place after it run as one inference primitive,
+// and so do Pooling and two-bottom Eltwise layers (with the ReLU after
+// one) that read a folded layer's output, through a Split too.
 // The folded net must compute what the plain one (engine CAFFE) computes,
 // within float rounding: whole passes, passes that end or go on inside a
 // chain, passes after the weights or statistics changed, backward passes;
@@ -21,8 +23,12 @@ namespace crema {
 namespace {
 
 // conv1 (+ bn1, scale1 with bias, relu1), a depthwise dw (+ bn2, scale2
-// without bias, relu6), a pointwise pw (+ a leaky ReLU), and a head
-// convolution alone. ENGINE is replaced in every convolution.
+// without bias, relu6), a pointwise pw (+ a leaky ReLU) of 24 channels (a
+// block and a half), a head convolution alone on pw, and a residual block
+// on pw: a max pool, a convolution res, their sum (+ ReLU), an average
+// pool with a last window past the input, and the maximum of the sum and
+// the pool. pw has two readers, so the net splits it. ENGINE is replaced
+// in every convolution, pooling and eltwise.
 const char* kNet =
     "name: 'chains' FORCE "
     "layer { name: 'input' type: 'Input' top: 'data'"
@@ -50,7 +56,19 @@ const char* kNet =
     "layer { name: 'leaky' type: 'ReLU' bottom: 'pw' top: 'pw' relu_param { negative_slope: 0.1 } }"
     "layer { name: 'head' type: 'Convolution' bottom: 'pw' top: 'head'"
     "  convolution_param { num_output: 5 kernel_size: 1 ENGINE"
-    "    weight_filler { type: 'gaussian' std: 0.3 } } }";
+    "    weight_filler { type: 'gaussian' std: 0.3 } } }"
+    "layer { name: 'pool' type: 'Pooling' bottom: 'pw' top: 'pool'"
+    "  pooling_param { pool: MAX kernel_size: 3 stride: 1 pad: 1 ENGINE } }"
+    "layer { name: 'res' type: 'Convolution' bottom: 'pool' top: 'res'"
+    "  convolution_param { num_output: 24 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'sum' type: 'Eltwise' bottom: 'res' bottom: 'pool' top: 'sum'"
+    "  eltwise_param { ENGINE } }"
+    "layer { name: 'relu_sum' type: 'ReLU' bottom: 'sum' top: 'sum' }"
+    "layer { name: 'avg' type: 'Pooling' bottom: 'sum' top: 'avg'"
+    "  pooling_param { pool: AVE kernel_size: 2 stride: 2 ENGINE } }"
+    "layer { name: 'max' type: 'Eltwise' bottom: 'sum' bottom: 'pool' top: 'max'"
+    "  eltwise_param { operation: MAX ENGINE } }";
 
 std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backward = false) {
   std::string text = kNet;
@@ -105,7 +123,7 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
     }
   }
   void ExpectSameBlobs() {
-    for (const char* name : {"conv1", "dw", "pw", "head"}) {
+    for (const char* name : {"conv1", "dw", "pw", "head", "pool", "res", "sum", "avg", "max"}) {
       ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
     }
   }
@@ -114,8 +132,8 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
 };
 
 TEST_F(FoldIntoConvolutionsTest, ChainsFoldAndKeepTheirNamesTypesAndBlobs) {
-  for (const char* layer :
-       {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw", "leaky", "head"}) {
+  for (const char* layer : {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw",
+                            "leaky", "head", "pool", "res", "sum", "relu_sum", "avg", "max"}) {
     EXPECT_TRUE(IsFolded(*folded_, layer)) << layer;
     EXPECT_FALSE(IsFolded(*plain_, layer)) << layer;
     EXPECT_STREQ(folded_->layer_by_name(layer)->type(), plain_->layer_by_name(layer)->type());
@@ -168,6 +186,18 @@ TEST_F(FoldIntoConvolutionsTest, AnInputChangedBetweenPassesIsRead) {
     const int pw = LayerIndex(*net, "pw");
     net->blob_by_name("dw")->mutable_cpu_data()[7] = 30.0f;
     net->ForwardFrom(pw);
+  }
+  ExpectSameBlobs();
+}
+
+TEST_F(FoldIntoConvolutionsTest, AnEltwiseInputChangedBetweenPassesIsRead) {
+  folded_->Forward();
+  plain_->Forward();
+  // sum reads res's and pool's blocked outputs: it must see the change
+  // made to pool after res read it.
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->blob_by_name("pool")->mutable_cpu_data()[11] = -25.0f;
+    net->ForwardFrom(LayerIndex(*net, "sum"));
   }
   ExpectSameBlobs();
 }
