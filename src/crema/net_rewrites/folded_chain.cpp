@@ -13,9 +13,23 @@ FoldedChain::FoldedChain(std::vector<std::shared_ptr<Layer<float>>> plain,
       bottom_(std::move(bottom)),
       blob_vec_{blob} {}
 
+std::vector<std::vector<int>> FoldedChain::Shapes() const {
+  std::vector<std::vector<int>> shapes;
+  for (const Blob<float>* blob : bottom_) shapes.push_back(blob->shape());
+  shapes.push_back(blob_vec_[0]->shape());
+  return shapes;
+}
+
 void FoldedChain::Reshape(int slot) {
-  plain_[slot]->Reshape(Bottoms(slot), blob_vec_);
-  if (slot == 0) folded_->Reshape(bottom_, blob_vec_);
+  if (slot == 0) {
+    shapes_unchanged_ = !reshaped_.empty() && Shapes() == reshaped_;
+    if (shapes_unchanged_) return;
+    plain_[0]->Reshape(bottom_, blob_vec_);
+    folded_->Reshape(bottom_, blob_vec_);
+    reshaped_ = Shapes();
+    return;
+  }
+  if (!shapes_unchanged_) plain_[slot]->Reshape(blob_vec_, blob_vec_);
 }
 
 void FoldedChain::PlainForward(int slot) { plain_[slot]->Forward(Bottoms(slot), blob_vec_); }

@@ -42,6 +42,9 @@ class FoldedChain {
   int size() const { return static_cast<int>(plain_.size()); }
   Layer<float>& plain(int slot) { return *plain_[slot]; }
 
+  // Reshape runs before every pass (Layer::Forward). Where the chain's
+  // bottoms and its blob have the shapes the last reshape left them with,
+  // every layer would set what it set then, so nothing runs.
   void Reshape(int slot);
   void Forward(int slot);
   void Backward(int slot, const std::vector<bool>& propagate_down);
@@ -49,6 +52,7 @@ class FoldedChain {
   void FinishForward(int end);
 
  private:
+  std::vector<std::vector<int>> Shapes() const;
   // Runs slot's plain forward pass on its bottoms and tops.
   void PlainForward(int slot);
   const std::vector<Blob<float>*>& Bottoms(int slot) const {
@@ -59,6 +63,10 @@ class FoldedChain {
   std::shared_ptr<Layer<float>> folded_;
   std::function<bool()> ready_;
   std::vector<Blob<float>*> bottom_, blob_vec_;
+  // The bottoms' shapes and the blob's after the last reshape of slot 0,
+  // and whether this pass's reshape of slot 0 found them so.
+  std::vector<std::vector<int>> reshaped_;
+  bool shapes_unchanged_ = false;
   // The last slot whose plain forward pass the blob reflects; kFolded after
   // a folded pass (the plain layers' kept state is then stale).
   static constexpr int kFolded = -1;
