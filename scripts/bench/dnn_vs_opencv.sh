@@ -39,7 +39,9 @@
 #   scripts/bench/dnn_vs_opencv.sh [BUILD_DIR]      (default build/release)
 # Environment knobs: ROUNDS (default 5), ITERATIONS (default 20), NETS
 # (default "mobilenet_v1 mobilenet_ssd ssd_face"), BATCHES (default "1 8"),
-# CREMA_OMP_WAIT_POLICY (default unset).
+# CREMA_OMP_WAIT_POLICY (default unset), WINOGRAD=1 (Crema's net asks for
+# Winograd, `convolution_algorithm: WINOGRAD`, opt-in; the others read the
+# net as written).
 # It builds the tool and the Python module (configuring BUILD_DIR as Release with
 # CREMA_PYTHON=ON if it has no CMakeCache.txt) and installs python3-opencv
 # with apt-get (sudo when not root) if /usr/bin/python3 cannot import cv2.
@@ -109,9 +111,14 @@ for net in $nets; do
     ort=$has_ort
     ((ort)) && { "$build/bin/crema" export --model="$work/net.prototxt" \
       --weights="$work/net.caffemodel" --output="$work/net.onnx" >"$work/export.log" 2>&1 || ort=0; }
+    crema_net=$work/net.prototxt
+    if [[ ${WINOGRAD:-0} == 1 ]]; then
+      crema_net=$work/net_winograd.prototxt
+      { echo "convolution_algorithm: WINOGRAD"; cat "$work/net.prototxt"; } >"$crema_net"
+    fi
     rm -f "$work"/*.runs
     for round in $(seq 1 "$rounds"); do
-      forward crema "$work/net.prototxt" "$work/net.caffemodel"
+      forward crema "$crema_net" "$work/net.caffemodel"
       forward opencv "$work/net.prototxt" "$work/net.caffemodel"
       ((ort)) && ort_forward "$work/net.onnx"
       if ((has_bound)) && [[ $net == mobilenet_v1 ]]; then

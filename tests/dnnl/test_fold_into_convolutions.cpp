@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "crema/dnnl/default_policy.hpp"
 #include "crema/filler.hpp"
 #include "crema/net.hpp"
 #include "crema/net_rewrites/folded_chain.hpp"
@@ -251,6 +252,84 @@ TEST_F(FoldIntoConvolutionsTest, NetsThatMayRunBackwardStayPlain) {
   auto forced = MakeNet("", true);
   EXPECT_FALSE(IsFolded(*forced, "conv1"));
   EXPECT_FALSE(IsFolded(*forced, "relu1"));
+}
+
+// Where a folded convolution asked for Winograd runs it: wide 3x3 stride-1
+// windows on planes of 256 positions or more.
+TEST(FoldIntoConvolutionsWinogradTest, WinogradWhereItPays) {
+  const ConvolutionShape wide{3, 3, 1, 1, 1, 1, 1, 64, 128, 38 * 38};
+  EXPECT_TRUE(FoldedWinogradPays(wide));
+  ConvolutionShape s = wide;
+  s.output_channels = 24;  // an SSD head
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.input_channels = 32;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.output_positions = 10 * 10;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.stride_h = s.stride_w = 2;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.kernel_h = s.kernel_w = 1;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.groups = 2;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+  s = wide;
+  s.dilation_h = 2;
+  EXPECT_FALSE(FoldedWinogradPays(s));
+}
+
+// A net that asks for Winograd (convolution_algorithm: WINOGRAD; on a CPU
+// with it, oneDNN's Winograd kernels then run the folded 3x3 convolutions),
+// one layer asking for DIRECT, folded against engine CAFFE: within 1e-5 of
+// each output's largest value.
+TEST(FoldIntoConvolutionsWinogradTest, AskedForWinogradMatchesThePlainLayers) {
+  Context::set_mode(Context::CPU);
+  Context::set_random_seed(1703);
+  const std::string net =
+      "name: 'wide' convolution_algorithm: WINOGRAD "
+      "layer { name: 'input' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 2 dim: 64 dim: 17 dim: 16 } } }"
+      "layer { name: 'a' type: 'Convolution' bottom: 'data' top: 'a'"
+      "  convolution_param { num_output: 80 kernel_size: 3 pad: 1 ENGINE"
+      "    weight_filler { type: 'gaussian' std: 0.05 } bias_filler { type: 'gaussian' } } }"
+      "layer { name: 'relu' type: 'ReLU' bottom: 'a' top: 'a' }"
+      "layer { name: 'b' type: 'Convolution' bottom: 'a' top: 'b' convolution_algorithm: DIRECT"
+      "  convolution_param { num_output: 64 kernel_size: 3 pad: 1 ENGINE"
+      "    weight_filler { type: 'gaussian' std: 0.05 } } }"
+      "layer { name: 'c' type: 'Convolution' bottom: 'b' top: 'c'"
+      "  convolution_param { num_output: 64 kernel_size: 3 pad: 1 ENGINE"
+      "    weight_filler { type: 'gaussian' std: 0.05 } } }";
+  const auto make = [&](const std::string& engine) {
+    std::string text = net;
+    for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
+    NetParameter param = ParseNet(text);
+    param.mutable_state()->set_phase(TEST);
+    return std::unique_ptr<Net<float>>(new Net<float>(param));
+  };
+  auto folded = make(""), plain = make("engine: CAFFE");
+  ASSERT_TRUE(IsFolded(*folded, "a"));
+  NetParameter weights;
+  folded->ToProto(&weights);
+  plain->CopyTrainedLayersFrom(weights);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<float>(gaussian)->Fill(folded->blob_by_name("data").get());
+  plain->blob_by_name("data")->CopyFrom(*folded->blob_by_name("data"));
+  folded->Forward();
+  plain->Forward();
+  for (const char* name : {"a", "b", "c"}) {
+    const Blob<float>& want = *plain->blob_by_name(name);
+    const Blob<float>& got = *folded->blob_by_name(name);
+    float largest = 0;
+    for (int i = 0; i < want.count(); ++i) largest = std::max(largest, std::fabs(want.cpu_data()[i]));
+    for (int i = 0; i < want.count(); ++i) {
+      ASSERT_NEAR(want.cpu_data()[i], got.cpu_data()[i], 1e-5f * largest) << name << " at " << i;
+    }
+  }
 }
 
 }  // namespace

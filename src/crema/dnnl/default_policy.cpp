@@ -38,6 +38,13 @@ DefaultConvolutionBody DefaultConvolution(int groups, int input_channels, int ou
                                        : DefaultConvolutionBody::kDnnl;
 }
 
+bool FoldedWinogradPays(const ConvolutionShape& s) {
+  return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 &&
+         s.dilation_h == 1 && s.dilation_w == 1 && s.groups == 1 &&
+         s.input_channels >= kWinogradMinChannels && s.output_channels >= kWinogradMinChannels &&
+         s.output_positions >= kWinogradMinPositions;
+}
+
 bool DefaultPoolingRunsDnnl(PoolingParameter::PoolMethod method, const PoolingGeometry& g) {
   return !(method == PoolingParameter::MAX && g.kernel_h == 2 && g.kernel_w == 2 &&
            g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0);

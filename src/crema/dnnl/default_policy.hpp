@@ -43,6 +43,20 @@ DefaultConvolutionBody DefaultConvolution(int groups, int input_channels, int ou
 // the channels of input and output (of the output alone for a first layer).
 bool MostlyPadding(int input_channels, int output_channels);
 
+// A folded convolution (a net that runs forward) of a layer that asks for
+// Winograd (convolution_algorithm: WINOGRAD, opt-in) runs oneDNN's Winograd
+// kernels where they were faster than its direct ones: 3x3 windows at
+// stride 1, undilated, one group, of at least 64 input and 64 output
+// channels on output planes of at least 256 positions; not on SSD heads of
+// few outputs, nor on planes of 10x10 and less.
+struct ConvolutionShape {
+  int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  int groups, input_channels, output_channels, output_positions;
+};
+constexpr int kWinogradMinChannels = 64;
+constexpr int kWinogradMinPositions = 256;
+bool FoldedWinogradPays(const ConvolutionShape& shape);
+
 // Pooling: oneDNN but for unpadded 2x2 max windows at stride 2, for which
 // the reference body has a faster kernel of its own (LeNet's).
 bool DefaultPoolingRunsDnnl(PoolingParameter::PoolMethod method, const PoolingGeometry& geometry);

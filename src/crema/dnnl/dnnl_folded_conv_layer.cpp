@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
@@ -53,16 +54,18 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   dnnl::primitive_attr attributes;
   attributes.set_post_ops(folds_.activation.PostOps());
   const dnnl::memory::desc bias_desc = PlainDesc({out});
-  const auto make = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  const auto make = [&](dnnl::algorithm algorithm, const dnnl::memory::desc& src,
+                        const dnnl::memory::desc& dst) {
     return dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::convolution_direct, src,
-                                        any(p->weights_plain), bias_desc, dst,
-                                        w.strides, w.dilates, w.pad_left, w.pad_right),
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src,
+                                        any(p->weights_plain), bias_desc, dst, w.strides,
+                                        w.dilates, w.pad_left, w.pad_right),
         attributes, DnnlEngine());
   };
-  // The layouts to try, in order; the first that oneDNN runs with an
-  // optimised kernel (not its reference one) is kept:
+  // The algorithms to try: Winograd first where the layer asks for it
+  // (convolution_algorithm: WINOGRAD, opt-in: it changes the rounding) and
+  // it pays (FoldedWinogradPays), then direct. For each, the layouts to try, in order; the first that oneDNN
+  // runs with an optimised kernel (not its reference one) is kept:
   // 1. the input as the producer's output lies (no move at all), the output
   //    as in 2;
   // 2. PreferredActivation for the input, PreferredOutput for the output:
@@ -76,17 +79,23 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   if (DnnlActivationBlocks().width != 0) {
     layouts.emplace_back(PreferredActivation(p->src_plain), dst);
   }
+  std::vector<dnnl::algorithm> algorithms{dnnl::algorithm::convolution_direct};
+  if (WinogradPays()) algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
   dnnl::convolution_forward::primitive_desc pd;
   bool made = false;
-  for (const auto& [src, dst] : layouts) {
-    try {
-      pd = make(src, dst);
-      made = std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
-    } catch (const dnnl::error&) {
+  for (size_t a = 0; a < algorithms.size() && !made; ++a) {
+    for (size_t l = 0; l < layouts.size() && !made; ++l) {
+      try {
+        pd = make(algorithms[a], layouts[l].first, layouts[l].second);
+        made = std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+      } catch (const dnnl::error&) {
+      }
     }
-    if (made) break;
   }
-  if (!made) pd = make(in < 16 ? p->src_plain : any(p->src_plain), any(p->dst_plain));
+  if (!made) {
+    pd = make(dnnl::algorithm::convolution_direct, in < 16 ? p->src_plain : any(p->src_plain),
+              any(p->dst_plain));
+  }
   p->forward = dnnl::convolution_forward(pd);
   if (pd.src_desc() != p->src_plain) {
     p->src = dnnl::memory(pd.src_desc(), DnnlEngine());
@@ -99,6 +108,25 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   p->pack = dnnl::reorder(Wrap(p->weights_plain, p->folded_weights.data()), p->weights);
   p->bias = dnnl::memory(bias_desc, DnnlEngine());
   return true;
+}
+
+template <template <typename> class Reference>
+bool DnnlFoldedConvolution<Reference>::WinogradPays() const {
+  if (this->layer_param_.convolution_algorithm() != WINOGRAD || this->num_spatial_axes_ != 2) {
+    return false;
+  }
+  ConvolutionShape shape;
+  shape.kernel_h = this->kernel_shape_[0];
+  shape.kernel_w = this->kernel_shape_[1];
+  shape.stride_h = this->stride_[0];
+  shape.stride_w = this->stride_[1];
+  shape.dilation_h = this->dilation_[0];
+  shape.dilation_w = this->dilation_[1];
+  shape.groups = this->group_;
+  shape.input_channels = this->channels_;
+  shape.output_channels = this->num_output_;
+  shape.output_positions = this->output_spatial_shape_[0] * this->output_spatial_shape_[1];
+  return FoldedWinogradPays(shape);
 }
 
 template <template <typename> class Reference>

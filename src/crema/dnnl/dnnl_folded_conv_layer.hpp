@@ -65,6 +65,9 @@ class DnnlFoldedConvolution : public DnnlTwin<float, Reference, DnnlFoldedPrimit
                    const std::vector<Blob<float>*>& top) override;
 
  private:
+  // Whether to ask for oneDNN's Winograd kernels first: the layer asks for
+  // them and FoldedWinogradPays for its shape.
+  bool WinogradPays() const;
   // The stamps of every blob the packed weights and bias come from.
   std::vector<uint64_t> SourceStamps() const;
   // Folds the chain into weights and bias and packs the weights.

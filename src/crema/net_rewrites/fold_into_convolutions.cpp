@@ -3,14 +3,17 @@
 // in place) and the layers right after it in place on its top, in this
 // order and each optional: a BatchNorm on stored statistics, a per-channel
 // Scale, a ReLU or ReLU6, become one FoldedChain computed by a
-// DnnlFoldedConvolution (dnnl/dnnl_folded_conv_layer.hpp). A folded
-// convolution whose bottom is an earlier one's top reads that one's blocked
-// output. Its seam: a forward pass that ends inside the chain runs the plain
-// layers up to its end (FoldedChain).
+// DnnlFoldedConvolution (dnnl/dnnl_folded_conv_layer.hpp). Then, reading
+// what such a layer wrote: a oneDNN Pooling becomes a DnnlFoldedPooling, and
+// a two-bottom Eltwise (with a ReLU or ReLU6 in place after it) a
+// DnnlFoldedEltwise; a Split hands its producer on to its tops. A folded
+// layer whose bottom is an earlier one's top reads that one's blocked
+// output (folded_output.hpp). Its seam: a forward pass that ends inside the
+// chain runs the plain layers up to its end (FoldedChain).
 //
-// Left plain: engine CAFFE (the reference body asked for), bf16 and
-// Winograd convolutions (their own primitives), BatchNorm on batch
-// statistics or on another engine, a Scale with its scale from a bottom.
+// Left plain: engine CAFFE (the reference body asked for), bf16
+// convolutions (their own primitives), BatchNorm on batch statistics or on
+// another engine, a Scale with its scale from a bottom.
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,7 +56,7 @@ bool FoldableConvolution(const NetGraph<float>& graph, int i) {
   const LayerParameter& param = layer.layer_param();
   return dnnl && graph.bottoms[i].size() == 1 && graph.tops[i].size() == 1 &&
          graph.bottoms[i][0] != graph.tops[i][0] && graph.bottoms[i][0]->num_axes() == 4 &&
-         param.compute_precision() != BF16 && param.convolution_algorithm() != WINOGRAD;
+         param.compute_precision() != BF16;
 }
 
 // A ReLU or ReLU6 at layer `next` in place on `blob`, into *activation;
