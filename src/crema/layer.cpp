@@ -14,7 +14,7 @@ namespace {
 // filler, a file) gains the layer's name and type, unless it names the layer
 // already. A MemoryError passes as it is: the net names the layer and stage.
 template <typename Stage>
-void NamingTheLayer(const LayerParameter& param, const std::string& type, Stage stage) {
+void NamingTheLayer(const LayerParameter& param, const char* type, Stage stage) {
   try {
     stage();
   } catch (const MemoryError&) {
@@ -22,7 +22,7 @@ void NamingTheLayer(const LayerParameter& param, const std::string& type, Stage 
   } catch (const Error& error) {
     const std::string layer = "layer '" + param.name() + "'";
     if (std::string(error.what()).compare(0, layer.size(), layer) == 0) throw;
-    throw Error(layer + " (" + type + "): " + error.what());
+    throw Error(layer + " (" + std::string(type) + "): " + error.what());
   }
 }
 
@@ -35,7 +35,7 @@ Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
   for (int i = 0; i < layer_param_.blobs_size(); ++i) {
     blobs_[i].reset(new Blob<Dtype>());
     // type() is not yet the derived layer's here; the parameter's type is.
-    NamingTheLayer(param, param.type(), [&] {
+    NamingTheLayer(param, param.type().c_str(), [&] {
       try {
         blobs_[i]->FromProto(layer_param_.blobs(i));
       } catch (const MemoryError&) {

@@ -32,6 +32,10 @@ class DnnlFoldedEltwise : public DnnlTwin<float, EltwiseLayer, DnnlFoldedEltwise
   static bool Folds(const LayerParameter& param, int bottoms);
 
  protected:
+  void RunFolded(const std::vector<Blob<float>*>& bottom,
+                 const std::vector<Blob<float>*>& top) override {
+    Forward_cpu(bottom, top);
+  }
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
                       DnnlFoldedEltwisePrimitives* p) override;
   const char* DnnlOperation() const override { return "inference binary operation"; }

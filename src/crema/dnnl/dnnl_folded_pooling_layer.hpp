@@ -26,6 +26,10 @@ class DnnlFoldedPooling : public DnnlTwin<float, PoolingLayer, DnnlFoldedPooling
   bool ready() const { return this->uses_dnnl(); }
 
  protected:
+  void RunFolded(const std::vector<Blob<float>*>& bottom,
+                 const std::vector<Blob<float>*>& top) override {
+    Forward_cpu(bottom, top);
+  }
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
                       DnnlFoldedPoolingPrimitives* p) override;
   const char* DnnlOperation() const override { return "inference pooling"; }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <memory>
+#include <vector>
 
 #include "crema/blob.hpp"
 #include "crema/syncedmem.hpp"
@@ -55,6 +56,10 @@ class FoldedOutput : public DeferredContents {
   // plain one), for a reader to make its primitive for.
   const dnnl::memory::desc* BlockedOutputDesc() const;
   void WriteTo(void* host) override;
+  // The folded pass alone, for the chain that already reshaped the layer
+  // (Layer::Forward would reshape it again); callers check it is ready.
+  virtual void RunFolded(const std::vector<Blob<float>*>& bottom,
+                         const std::vector<Blob<float>*>& top) = 0;
 
  protected:
   // For a primitive whose output layout is `chosen`: a blocked buffer and

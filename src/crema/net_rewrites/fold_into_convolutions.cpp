@@ -117,6 +117,7 @@ int CollectFolds(const NetGraph<float>& graph, int i, ConvolutionFolds* folds) {
 struct Fold {
   std::shared_ptr<Layer<float>> layer;
   std::function<bool()> ready;
+  FoldedChain::Run run;
   const FoldedOutput* output = nullptr;
   int last = -1;
 };
@@ -128,8 +129,12 @@ Fold SetUpFold(std::shared_ptr<Folded> folded, const NetGraph<float>& graph, int
   folded->blobs() = graph.layers[i]->blobs();
   folded->SetUp(graph.bottoms[i], graph.tops[i]);
   Fold fold;
-  fold.ready = [folded] { return folded->ready(); };
-  fold.output = folded.get();
+  Folded* raw = folded.get();  // the chain owns it (fold.layer)
+  fold.ready = [raw] { return raw->ready(); };
+  FoldedOutput* output = raw;
+  fold.run = [output](const std::vector<Blob<float>*>& bottom,
+                      const std::vector<Blob<float>*>& top) { output->RunFolded(bottom, top); };
+  fold.output = raw;
   fold.layer = std::move(folded);
   fold.last = last;
   return fold;
@@ -211,7 +216,8 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     std::vector<std::shared_ptr<Layer<float>>> plain(graph.layers.begin() + i,
                                                      graph.layers.begin() + last + 1);
     auto chain = std::make_shared<FoldedChain>(std::move(plain), std::move(fold.layer),
-                                               std::move(fold.ready), graph.bottoms[i], blob);
+                                               std::move(fold.ready), std::move(fold.run),
+                                               graph.bottoms[i], blob);
     for (int slot = 0; slot < chain->size(); ++slot) {
       graph.layers[i + slot] = std::make_shared<FoldedLayer>(chain, slot);
     }

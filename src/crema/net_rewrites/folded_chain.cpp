@@ -6,10 +6,11 @@ namespace crema {
 
 FoldedChain::FoldedChain(std::vector<std::shared_ptr<Layer<float>>> plain,
                          std::shared_ptr<Layer<float>> folded, std::function<bool()> ready,
-                         std::vector<Blob<float>*> bottom, Blob<float>* blob)
+                         Run run, std::vector<Blob<float>*> bottom, Blob<float>* blob)
     : plain_(std::move(plain)),
       folded_(std::move(folded)),
       ready_(std::move(ready)),
+      run_(std::move(run)),
       bottom_(std::move(bottom)),
       blob_vec_{blob} {}
 
@@ -37,7 +38,7 @@ void FoldedChain::PlainForward(int slot) { plain_[slot]->Forward(Bottoms(slot), 
 void FoldedChain::Forward(int slot) {
   if (slot == 0) {
     if (Context::mode() == Context::CPU && ready_()) {
-      folded_->Forward(bottom_, blob_vec_);
+      run_(bottom_, blob_vec_);
       plain_through_ = kFolded;
     } else {
       PlainForward(0);

@@ -33,11 +33,14 @@ namespace crema {
 
 class FoldedChain {
  public:
-  // plain: the chain's layers in net order, plain[0] the convolution on
-  // `bottom`, the others in place on `blob`; folded: the folded
-  // computation, run where ready() says it can.
+  // plain: the chain's layers in net order, plain[0] the first on
+  // `bottom` (a convolution, pooling or eltwise), the others in place on
+  // `blob`; folded: the folded computation, reshaped with the chain; run:
+  // its pass alone (no reshape), run where ready() says it can.
+  using Run = std::function<void(const std::vector<Blob<float>*>&,
+                                 const std::vector<Blob<float>*>&)>;
   FoldedChain(std::vector<std::shared_ptr<Layer<float>>> plain,
-              std::shared_ptr<Layer<float>> folded, std::function<bool()> ready,
+              std::shared_ptr<Layer<float>> folded, std::function<bool()> ready, Run run,
               std::vector<Blob<float>*> bottom, Blob<float>* blob);
   int size() const { return static_cast<int>(plain_.size()); }
   Layer<float>& plain(int slot) { return *plain_[slot]; }
@@ -62,6 +65,7 @@ class FoldedChain {
   std::vector<std::shared_ptr<Layer<float>>> plain_;
   std::shared_ptr<Layer<float>> folded_;
   std::function<bool()> ready_;
+  Run run_;
   std::vector<Blob<float>*> bottom_, blob_vec_;
   // The bottoms' shapes and the blob's after the last reshape of slot 0,
   // and whether this pass's reshape of slot 0 found them so.
