@@ -16,10 +16,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <dnnl.hpp>
 #include <unordered_map>
 #include <vector>
-
-#include <dnnl.hpp>
 
 namespace {
 
@@ -34,9 +33,9 @@ struct Conv {
 // convolution, then 13 pairs of a depthwise 3x3 and a pointwise 1x1.
 std::vector<Conv> MobileNetV1() {
   std::vector<Conv> convs{{3, 32, 3, 2, 1}};
-  const int pairs[][3] = {{32, 64, 1},    {64, 128, 2},   {128, 128, 1}, {128, 256, 2},
-                          {256, 256, 1},  {256, 512, 2},  {512, 512, 1}, {512, 512, 1},
-                          {512, 512, 1},  {512, 512, 1},  {512, 512, 1}, {512, 1024, 2},
+  const int pairs[][3] = {{32, 64, 1},    {64, 128, 2},  {128, 128, 1}, {128, 256, 2},
+                          {256, 256, 1},  {256, 512, 2}, {512, 512, 1}, {512, 512, 1},
+                          {512, 512, 1},  {512, 512, 1}, {512, 512, 1}, {512, 1024, 2},
                           {1024, 1024, 1}};
   for (const auto& p : pairs) {
     convs.push_back({p[0], p[0], 3, p[2], p[0]});
@@ -63,10 +62,9 @@ int main(int argc, char** argv) {
   const int batch = std::atoi(argv[1]), iterations = std::atoi(argv[2]);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  const bool blocks =
-      (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) &
-       static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
-      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  const bool blocks = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) &
+                       static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
+                      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
   int size = 224;
   dnnl::memory current({{batch, 3, size, size}, Type::f32, Tag::nchw}, engine);
   std::fill_n(static_cast<float*>(current.get_data_handle()), batch * 3 * size * size, 1.0f);
@@ -93,8 +91,7 @@ int main(int argc, char** argv) {
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
             c.in < 16 ? current.get_desc() : activation({batch, c.in, size, size}),
             any(weight_dims), bias, activation({batch, c.out, out_size, out_size}),
-            {c.stride, c.stride}, {pad, pad},
-            {pad, pad}),
+            {c.stride, c.stride}, {pad, pad}, {pad, pad}),
         attributes, engine);
     dnnl::memory source = current;
     if (conv.src_desc() != current.get_desc()) {  // only the input image
@@ -102,8 +99,8 @@ int main(int argc, char** argv) {
       steps.push_back(dnnl::reorder(current, source));
       arguments.push_back({{DNNL_ARG_FROM, current}, {DNNL_ARG_TO, source}});
     }
-    dnnl::memory plain_weights(
-        {weight_dims, Type::f32, c.groups > 1 ? Tag::goihw : Tag::oihw}, engine);
+    dnnl::memory plain_weights({weight_dims, Type::f32, c.groups > 1 ? Tag::goihw : Tag::oihw},
+                               engine);
     FillWeights(plain_weights, c.kernel * c.kernel * c.in / c.groups);
     dnnl::memory weights(conv.weights_desc(), engine), biases(bias, engine);
     dnnl::reorder(plain_weights, weights).execute(stream, plain_weights, weights);

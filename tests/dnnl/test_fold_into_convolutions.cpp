@@ -71,13 +71,32 @@ const char* kNet =
     "layer { name: 'max' type: 'Eltwise' bottom: 'sum' bottom: 'pool' top: 'max'"
     "  eltwise_param { operation: MAX ENGINE } }";
 
-std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backward = false) {
-  std::string text = kNet;
-  text.replace(text.find("FORCE"), 5, force_backward ? "force_backward: true" : "");
+// A TEST-phase net of `text` with every ENGINE replaced by `engine` (and
+// FORCE, where the text has it, by force_backward as asked).
+std::unique_ptr<Net<float>> MakeNetOf(std::string text, const std::string& engine,
+                                      bool force_backward = false) {
+  if (const size_t at = text.find("FORCE"); at != std::string::npos) {
+    text.replace(at, 5, force_backward ? "force_backward: true" : "");
+  }
   for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TEST);
   return std::unique_ptr<Net<float>>(new Net<float>(param));
+}
+
+std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backward = false) {
+  return MakeNetOf(kNet, engine, force_backward);
+}
+
+// Gives `plain` the weights of `folded` and both the same Gaussian input.
+void ShareWeightsAndInput(Net<float>* folded, Net<float>* plain) {
+  NetParameter weights;
+  folded->ToProto(&weights);
+  plain->CopyTrainedLayersFrom(weights);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<float>(gaussian)->Fill(folded->blob_by_name("data").get());
+  plain->blob_by_name("data")->CopyFrom(*folded->blob_by_name("data"));
 }
 
 bool IsFolded(const Net<float>& net, const std::string& layer) {
@@ -105,13 +124,7 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
       }
       stats[2]->mutable_cpu_data()[0] = 2.0f;
     }
-    NetParameter weights;
-    folded_->ToProto(&weights);
-    plain_->CopyTrainedLayersFrom(weights);
-    FillerParameter gaussian;
-    gaussian.set_type("gaussian");
-    GetFiller<float>(gaussian)->Fill(folded_->blob_by_name("data").get());
-    plain_->blob_by_name("data")->CopyFrom(*folded_->blob_by_name("data"));
+    ShareWeightsAndInput(folded_.get(), plain_.get());
   }
 
   void ExpectSame(const Blob<float>& want, const Blob<float>& got, bool diff,
@@ -303,29 +316,17 @@ TEST(FoldIntoConvolutionsWinogradTest, AskedForWinogradMatchesThePlainLayers) {
       "layer { name: 'c' type: 'Convolution' bottom: 'b' top: 'c'"
       "  convolution_param { num_output: 64 kernel_size: 3 pad: 1 ENGINE"
       "    weight_filler { type: 'gaussian' std: 0.05 } } }";
-  const auto make = [&](const std::string& engine) {
-    std::string text = net;
-    for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
-    NetParameter param = ParseNet(text);
-    param.mutable_state()->set_phase(TEST);
-    return std::unique_ptr<Net<float>>(new Net<float>(param));
-  };
-  auto folded = make(""), plain = make("engine: CAFFE");
+  auto folded = MakeNetOf(net, ""), plain = MakeNetOf(net, "engine: CAFFE");
   ASSERT_TRUE(IsFolded(*folded, "a"));
-  NetParameter weights;
-  folded->ToProto(&weights);
-  plain->CopyTrainedLayersFrom(weights);
-  FillerParameter gaussian;
-  gaussian.set_type("gaussian");
-  GetFiller<float>(gaussian)->Fill(folded->blob_by_name("data").get());
-  plain->blob_by_name("data")->CopyFrom(*folded->blob_by_name("data"));
+  ShareWeightsAndInput(folded.get(), plain.get());
   folded->Forward();
   plain->Forward();
   for (const char* name : {"a", "b", "c"}) {
     const Blob<float>& want = *plain->blob_by_name(name);
     const Blob<float>& got = *folded->blob_by_name(name);
     float largest = 0;
-    for (int i = 0; i < want.count(); ++i) largest = std::max(largest, std::fabs(want.cpu_data()[i]));
+    for (int i = 0; i < want.count(); ++i)
+      largest = std::max(largest, std::fabs(want.cpu_data()[i]));
     for (int i = 0; i < want.count(); ++i) {
       ASSERT_NEAR(want.cpu_data()[i], got.cpu_data()[i], 1e-5f * largest) << name << " at " << i;
     }

@@ -7,8 +7,8 @@
 
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
-#include "crema/dnnl/folded_output.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
+#include "crema/dnnl/folded_output.hpp"
 
 namespace crema {
 
@@ -25,7 +25,7 @@ struct DnnlFoldedPrimitives {
 template <template <typename> class Reference>
 DnnlFoldedConvolution<Reference>::DnnlFoldedConvolution(const LayerParameter& param,
                                                         const ConvolutionFolds& folds)
-    : DnnlTwin<float, Reference, DnnlFoldedPrimitives>(param, false), folds_(folds) {}
+    : DnnlFoldedTwin<Reference, DnnlFoldedPrimitives>(param), folds_(folds) {}
 
 // One inference primitive, in the activation layouts chosen below.
 template <template <typename> class Reference>
@@ -58,14 +58,14 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
                         const dnnl::memory::desc& dst) {
     return dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src,
-                                        any(p->weights_plain), bias_desc, dst, w.strides,
-                                        w.dilates, w.pad_left, w.pad_right),
+                                        any(p->weights_plain), bias_desc, dst, w.strides, w.dilates,
+                                        w.pad_left, w.pad_right),
         attributes, DnnlEngine());
   };
   // The algorithms to try: Winograd first where the layer asks for it
   // (convolution_algorithm: WINOGRAD, opt-in: it changes the rounding) and
-  // it pays (FoldedWinogradPays), then direct. For each, the layouts to try, in order; the first that oneDNN
-  // runs with an optimised kernel (not its reference one) is kept:
+  // it pays (FoldedWinogradPays), then direct. For each, the layouts to try, in order; the first
+  // that oneDNN runs with an optimised kernel (not its reference one) is kept:
   // 1. the input as the producer's output lies (no move at all), the output
   //    as in 2;
   // 2. PreferredActivation for the input, PreferredOutput for the output:
@@ -193,13 +193,12 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
     FoldAndPack(&p);
     packed_stamps_ = std::move(stamps);
   }
-  const dnnl::memory src =
-      Input(producer_, bottom[0], p.src_plain, p.src, p.src_in);
+  const dnnl::memory src = this->Input(producer_, bottom[0], p.src_plain, p.src, p.src_in);
   DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
                       {DNNL_ARG_WEIGHTS, p.weights},
                       {DNNL_ARG_BIAS, p.bias},
-                      {DNNL_ARG_DST, OutputFor(top[0])}});
-  Written(top[0]);
+                      {DNNL_ARG_DST, this->OutputFor(top[0])}});
+  this->Written(top[0]);
 }
 
 template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;

@@ -20,7 +20,6 @@
 #include <dnnl.hpp>
 #include <vector>
 
-#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/depthwise_conv_layer.hpp"
@@ -47,20 +46,13 @@ struct ConvolutionFolds {
 struct DnnlFoldedPrimitives;
 
 template <template <typename> class Reference>
-class DnnlFoldedConvolution : public DnnlTwin<float, Reference, DnnlFoldedPrimitives>,
-                              public FoldedOutput {
+class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimitives> {
  public:
   DnnlFoldedConvolution(const LayerParameter& param, const ConvolutionFolds& folds);
   // Reads its bottom from `producer`'s blocked output where it can.
   void TakeInputFrom(const FoldedOutput* producer) { producer_ = producer; }
-  // Whether the current shape runs folded (set by Reshape).
-  bool ready() const { return this->uses_dnnl(); }
 
  protected:
-  void RunFolded(const std::vector<Blob<float>*>& bottom,
-                 const std::vector<Blob<float>*>& top) override {
-    Forward_cpu(bottom, top);
-  }
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
                       DnnlFoldedPrimitives* p) override;
   const char* DnnlOperation() const override { return "inference convolution"; }

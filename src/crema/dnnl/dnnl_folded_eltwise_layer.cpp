@@ -20,7 +20,7 @@ struct DnnlFoldedEltwisePrimitives {
 DnnlFoldedEltwise::DnnlFoldedEltwise(const LayerParameter& param,
                                      std::vector<const FoldedOutput*> producers,
                                      const FoldedActivation& activation)
-    : DnnlTwin<float, EltwiseLayer, DnnlFoldedEltwisePrimitives>(param, false),
+    : DnnlFoldedTwin<EltwiseLayer, DnnlFoldedEltwisePrimitives>(param),
       producers_(std::move(producers)),
       activation_(activation) {}
 
@@ -68,8 +68,8 @@ bool DnnlFoldedEltwise::MakePrimitives(const std::vector<Blob<float>*>& bottom,
   if (layout.data.format_kind == dnnl_format_kind_any) return false;
   dnnl::primitive_attr attributes;
   attributes.set_post_ops(activation_.PostOps());
-  dnnl::binary::primitive_desc pd(
-      dnnl::binary::desc(BinaryOf(operation_), layout, layout, layout), attributes, DnnlEngine());
+  dnnl::binary::primitive_desc pd(dnnl::binary::desc(BinaryOf(operation_), layout, layout, layout),
+                                  attributes, DnnlEngine());
   if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
   p->forward = dnnl::binary(pd);
   if (layout != p->plain) {
@@ -88,9 +88,8 @@ void DnnlFoldedEltwise::Forward_cpu(const std::vector<Blob<float>*>& bottom,
   const DnnlFoldedEltwisePrimitives& p = *primitives_;
   const dnnl::memory first = Input(producers_[0], bottom[0], p.plain, p.src[0], p.src_in[0]);
   const dnnl::memory second = Input(producers_[1], bottom[1], p.plain, p.src[1], p.src_in[1]);
-  DnnlRun(p.forward, {{DNNL_ARG_SRC_0, first},
-                      {DNNL_ARG_SRC_1, second},
-                      {DNNL_ARG_DST, OutputFor(top[0])}});
+  DnnlRun(p.forward,
+          {{DNNL_ARG_SRC_0, first}, {DNNL_ARG_SRC_1, second}, {DNNL_ARG_DST, OutputFor(top[0])}});
   Written(top[0]);
 }
 

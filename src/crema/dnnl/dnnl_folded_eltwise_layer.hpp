@@ -12,7 +12,6 @@
 
 #include <vector>
 
-#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/layers/eltwise_layer.hpp"
 
@@ -20,22 +19,16 @@ namespace crema {
 
 struct DnnlFoldedEltwisePrimitives;
 
-class DnnlFoldedEltwise : public DnnlTwin<float, EltwiseLayer, DnnlFoldedEltwisePrimitives>,
-                          public FoldedOutput {
+class DnnlFoldedEltwise : public DnnlFoldedTwin<EltwiseLayer, DnnlFoldedEltwisePrimitives> {
  public:
   // producers: each bottom's folded producer, or null.
   DnnlFoldedEltwise(const LayerParameter& param, std::vector<const FoldedOutput*> producers,
                     const FoldedActivation& activation);
-  bool ready() const { return this->uses_dnnl(); }
   // Whether a layer of this parameter and these bottoms folds: two bottoms,
   // SUM with coefficients 1, PROD or MAX.
   static bool Folds(const LayerParameter& param, int bottoms);
 
  protected:
-  void RunFolded(const std::vector<Blob<float>*>& bottom,
-                 const std::vector<Blob<float>*>& top) override {
-    Forward_cpu(bottom, top);
-  }
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
                       DnnlFoldedEltwisePrimitives* p) override;
   const char* DnnlOperation() const override { return "inference binary operation"; }

@@ -16,8 +16,7 @@ struct DnnlFoldedPoolingPrimitives {
 };
 
 DnnlFoldedPooling::DnnlFoldedPooling(const LayerParameter& param, const FoldedOutput* producer)
-    : DnnlTwin<float, PoolingLayer, DnnlFoldedPoolingPrimitives>(param, false),
-      producer_(producer) {}
+    : DnnlFoldedTwin<PoolingLayer, DnnlFoldedPoolingPrimitives>(param), producer_(producer) {}
 
 // The input layout: the producer's blocks as they lie, else
 // PreferredActivation; the output in the layout oneDNN gives that input.
@@ -46,8 +45,8 @@ bool DnnlFoldedPooling::MakePrimitives(const std::vector<Blob<float>*>& bottom,
   p->forward = dnnl::pooling_forward(pd);
   if (pd.src_desc() != p->src_plain) {
     p->src = dnnl::memory(pd.src_desc(), DnnlEngine());
-    p->src_in = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), p->src_plain,
-                                                            DnnlEngine(), pd.src_desc()));
+    p->src_in = dnnl::reorder(
+        dnnl::reorder::primitive_desc(DnnlEngine(), p->src_plain, DnnlEngine(), pd.src_desc()));
   }
   SetUpOutput(pd.dst_desc(), dst_plain);
   return true;

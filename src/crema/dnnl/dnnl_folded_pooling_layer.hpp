@@ -11,7 +11,6 @@
 
 #include <vector>
 
-#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/layers/pooling_layer.hpp"
 
@@ -19,17 +18,11 @@ namespace crema {
 
 struct DnnlFoldedPoolingPrimitives;
 
-class DnnlFoldedPooling : public DnnlTwin<float, PoolingLayer, DnnlFoldedPoolingPrimitives>,
-                          public FoldedOutput {
+class DnnlFoldedPooling : public DnnlFoldedTwin<PoolingLayer, DnnlFoldedPoolingPrimitives> {
  public:
   DnnlFoldedPooling(const LayerParameter& param, const FoldedOutput* producer);
-  bool ready() const { return this->uses_dnnl(); }
 
  protected:
-  void RunFolded(const std::vector<Blob<float>*>& bottom,
-                 const std::vector<Blob<float>*>& top) override {
-    Forward_cpu(bottom, top);
-  }
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
                       DnnlFoldedPoolingPrimitives* p) override;
   const char* DnnlOperation() const override { return "inference pooling"; }

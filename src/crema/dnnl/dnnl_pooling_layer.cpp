@@ -58,8 +58,8 @@ bool DnnlPoolingLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bo
   p->src = PlainDesc(bottom[0]->shape());
   p->dst = PlainDesc(top[0]->shape());
   dnnl::pooling_forward::primitive_desc forward_pd(
-      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, form.algorithm, p->src,
-                                  p->dst, form.strides, form.kernel, form.left, form.right),
+      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, form.algorithm, p->src, p->dst,
+                                  form.strides, form.kernel, form.left, form.right),
       DnnlEngine());
   p->forward = dnnl::pooling_forward(forward_pd);
   p->backward = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(

@@ -45,8 +45,7 @@ void FoldedOutput::WriteTo(void* host) {
   DnnlRun(move_out_, {{DNNL_ARG_FROM, blocked_}, {DNNL_ARG_TO, Wrap(plain_, host)}});
 }
 
-void FoldedOutput::SetUpOutput(const dnnl::memory::desc& chosen,
-                               const dnnl::memory::desc& plain) {
+void FoldedOutput::SetUpOutput(const dnnl::memory::desc& chosen, const dnnl::memory::desc& plain) {
   EndDeferral();
   written_stamp_ = 0;
   plain_ = plain;
@@ -55,8 +54,8 @@ void FoldedOutput::SetUpOutput(const dnnl::memory::desc& chosen,
   if (chosen == plain) return;
   blocked_desc_ = chosen;
   blocked_ = dnnl::memory(chosen, DnnlEngine());
-  move_out_ = dnnl::reorder(
-      dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
+  move_out_ =
+      dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), chosen, DnnlEngine(), plain));
 }
 
 dnnl::memory FoldedOutput::OutputFor(Blob<float>* top) {

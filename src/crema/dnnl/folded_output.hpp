@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "crema/blob.hpp"
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/syncedmem.hpp"
 
 namespace crema {
@@ -87,6 +88,21 @@ class FoldedOutput : public DeferredContents {
   dnnl::reorder move_out_;
   uint64_t written_stamp_ = 0;             // the top's stamp after the last pass wrote it
   std::weak_ptr<SyncedMemory> deferring_;  // the memory the output went to
+};
+
+// What every folded layer is: a oneDNN twin of its reference layer whose
+// output is a FoldedOutput, ready where it made primitives for the shape.
+template <template <typename> class Reference, typename Primitives>
+class DnnlFoldedTwin : public DnnlTwin<float, Reference, Primitives>, public FoldedOutput {
+ public:
+  explicit DnnlFoldedTwin(const LayerParameter& param)
+      : DnnlTwin<float, Reference, Primitives>(param, false) {}
+  // Whether the current shape runs folded (set by Reshape).
+  bool ready() const { return this->uses_dnnl(); }
+  void RunFolded(const std::vector<Blob<float>*>& bottom,
+                 const std::vector<Blob<float>*>& top) override {
+    this->Forward_cpu(bottom, top);
+  }
 };
 
 }  // namespace crema

@@ -168,8 +168,7 @@ Fold FoldPooling(const NetGraph<float>& graph, int i, Producers& producers) {
   }
   const FoldedOutput* producer = producers[graph.bottoms[i][0]];
   if (!producer) return {};
-  return SetUpFold(std::make_shared<DnnlFoldedPooling>(layer.layer_param(), producer), graph, i,
-                   i);
+  return SetUpFold(std::make_shared<DnnlFoldedPooling>(layer.layer_param(), producer), graph, i, i);
 }
 
 // An Eltwise (not engine CAFFE) of two bottoms, at least one a folded
@@ -190,8 +189,8 @@ Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers) {
   if (!inputs[0] && !inputs[1]) return {};
   FoldedActivation activation;
   const int last = CollectActivation(graph, i + 1, graph.tops[i][0], &activation);
-  return SetUpFold(std::make_shared<DnnlFoldedEltwise>(param, std::move(inputs), activation),
-                   graph, i, last);
+  return SetUpFold(std::make_shared<DnnlFoldedEltwise>(param, std::move(inputs), activation), graph,
+                   i, last);
 }
 
 void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
@@ -228,9 +227,8 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     folded_layers += last - i + 1;
     i = last;
   }
-  LOG_IF(INFO, graph.log && chains > 0)
-      << "Folded " << folded_layers << " layers into " << chains
-      << " oneDNN inference primitives for the forward pass";
+  LOG_IF(INFO, graph.log && chains > 0) << "Folded " << folded_layers << " layers into " << chains
+                                        << " oneDNN inference primitives for the forward pass";
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 namespace crema {
 
 FoldedChain::FoldedChain(std::vector<std::shared_ptr<Layer<float>>> plain,
-                         std::shared_ptr<Layer<float>> folded, std::function<bool()> ready,
-                         Run run, std::vector<Blob<float>*> bottom, Blob<float>* blob)
+                         std::shared_ptr<Layer<float>> folded, std::function<bool()> ready, Run run,
+                         std::vector<Blob<float>*> bottom, Blob<float>* blob)
     : plain_(std::move(plain)),
       folded_(std::move(folded)),
       ready_(std::move(ready)),

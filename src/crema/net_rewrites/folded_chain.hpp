@@ -37,8 +37,8 @@ class FoldedChain {
   // `bottom` (a convolution, pooling or eltwise), the others in place on
   // `blob`; folded: the folded computation, reshaped with the chain; run:
   // its pass alone (no reshape), run where ready() says it can.
-  using Run = std::function<void(const std::vector<Blob<float>*>&,
-                                 const std::vector<Blob<float>*>&)>;
+  using Run =
+      std::function<void(const std::vector<Blob<float>*>&, const std::vector<Blob<float>*>&)>;
   FoldedChain(std::vector<std::shared_ptr<Layer<float>>> plain,
               std::shared_ptr<Layer<float>> folded, std::function<bool()> ready, Run run,
               std::vector<Blob<float>*> bottom, Blob<float>* blob);
