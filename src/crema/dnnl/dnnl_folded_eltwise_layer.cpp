@@ -1,6 +1,5 @@
 #include "crema/dnnl/dnnl_folded_eltwise_layer.hpp"
 
-#include <string>
 #include <utility>
 
 #include "crema/dnnl/dnnl.hpp"
@@ -70,7 +69,7 @@ bool DnnlFoldedEltwise::MakePrimitives(const std::vector<Blob<float>*>& bottom,
   attributes.set_post_ops(activation_.PostOps());
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(BinaryOf(operation_), layout, layout, layout),
                                   attributes, DnnlEngine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+  if (!OptimisedKernel(pd)) return false;
   p->forward = dnnl::binary(pd);
   if (layout != p->plain) {
     for (int b = 0; b < 2; ++b) {

@@ -1,7 +1,5 @@
 #include "crema/dnnl/dnnl_folded_pooling_layer.hpp"
 
-#include <string>
-
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
@@ -41,7 +39,7 @@ bool DnnlFoldedPooling::MakePrimitives(const std::vector<Blob<float>*>& bottom,
       dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, form.algorithm, src, dst,
                                   form.strides, form.kernel, form.left, form.right),
       DnnlEngine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+  if (!OptimisedKernel(pd)) return false;
   p->forward = dnnl::pooling_forward(pd);
   if (pd.src_desc() != p->src_plain) {
     p->src = dnnl::memory(pd.src_desc(), DnnlEngine());

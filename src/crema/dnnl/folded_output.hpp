@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "crema/blob.hpp"
@@ -38,6 +39,12 @@ dnnl::memory::desc PreferredActivation(const dnnl::memory::desc& plain);
 // layout when the blob is read is small), oneDNN's own choice on a CPU
 // without blocks.
 dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain);
+
+// Whether oneDNN gave the primitive an optimised kernel rather than its
+// reference one: folded layers try their layouts until one has.
+inline bool OptimisedKernel(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+}
 
 // The activation a folded layer applies last (a ReLU or ReLU6 in place
 // after it), as oneDNN's post-op.
