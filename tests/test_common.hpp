@@ -9,6 +9,8 @@
 #include <string>
 
 #include "crema/common.hpp"
+#include "crema/filler.hpp"
+#include "crema/net.hpp"
 #include "crema/proto/crema.pb.h"
 #include "crema/util/io.hpp"
 #include "crema/util/thread_pool.hpp"
@@ -31,7 +33,7 @@ bool RunningInCi();
     if (!::crema::HaveCompatDir()) {                                                           \
       if (::crema::RunningInCi()) {                                                            \
         FAIL() << "the BVLC reference files are missing at " << ::crema::CompatDir()           \
-               << " (CI=true: they must be there)";                                           \
+               << " (CI=true: they must be there)";                                            \
       }                                                                                        \
       GTEST_SKIP() << "no BVLC reference files at " << ::crema::CompatDir()                    \
                    << " (../shared/compat beside the checkout, or CREMA_COMPAT_DIR): skipped"; \
@@ -108,6 +110,19 @@ inline NetParameter ParseNet(const std::string& text) {
   NetParameter param;
   ReadProtoFromString(text, "test net", &param);
   return param;
+}
+
+// Twin nets for a comparison: `second` gets `first`'s weights, and both the
+// same Gaussian values in their blob "data".
+template <typename Dtype>
+void ShareWeightsAndInput(Net<Dtype>* first, Net<Dtype>* second) {
+  NetParameter weights;
+  first->ToProto(&weights);
+  second->CopyTrainedLayersFrom(weights);
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<Dtype>(gaussian)->Fill(first->blob_by_name("data").get());
+  second->blob_by_name("data")->CopyFrom(*first->blob_by_name("data"));
 }
 
 }  // namespace crema

@@ -61,13 +61,7 @@ bool Folded(const Net<Dtype>& net) {
 // Gaussian input, labels 1 and 2, parameter gradients zeroed.
 template <typename Dtype>
 void MakeTwins(Net<Dtype>* first, Net<Dtype>* second) {
-  NetParameter weights;
-  first->ToProto(&weights);
-  second->CopyTrainedLayersFrom(weights);
-  FillerParameter gaussian;
-  gaussian.set_type("gaussian");
-  GetFiller<Dtype>(gaussian)->Fill(first->blob_by_name("data").get());
-  second->blob_by_name("data")->CopyFrom(*first->blob_by_name("data"));
+  ShareWeightsAndInput(first, second);
   for (Net<Dtype>* net : {first, second}) {
     Dtype* label = net->blob_by_name("label")->mutable_cpu_data();
     label[0] = 1;

@@ -88,17 +88,6 @@ std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backwa
   return MakeNetOf(kNet, engine, force_backward);
 }
 
-// Gives `plain` the weights of `folded` and both the same Gaussian input.
-void ShareWeightsAndInput(Net<float>* folded, Net<float>* plain) {
-  NetParameter weights;
-  folded->ToProto(&weights);
-  plain->CopyTrainedLayersFrom(weights);
-  FillerParameter gaussian;
-  gaussian.set_type("gaussian");
-  GetFiller<float>(gaussian)->Fill(folded->blob_by_name("data").get());
-  plain->blob_by_name("data")->CopyFrom(*folded->blob_by_name("data"));
-}
-
 bool IsFolded(const Net<float>& net, const std::string& layer) {
   return dynamic_cast<const FoldedLayer*>(net.layer_by_name(layer).get()) != nullptr;
 }
