@@ -51,14 +51,16 @@ class Net {
 
   // Layers first..last that a graph rewrite joined (src/crema/net_rewrites/):
   // a forward pass that ends at a layer in [first, last) calls
-  // finish_forward with that layer, and every backward pass calls
-  // prepare_backward with the layer it runs down to (either may be empty),
-  // so that any pass leaves the blobs as the plain layers would. Seams are
-  // called in the order of their first layer.
+  // finish_forward with that layer, every backward pass calls
+  // prepare_backward with the layer it runs down to, and every forward pass
+  // of layers start..end calls begin_forward(start, end) before its first
+  // layer (any may be empty), so that any pass leaves the blobs as the plain
+  // layers would. Seams are called in the order of their first layer.
   struct Seam {
     int first = 0, last = 0;
     std::function<void(int end)> finish_forward;
     std::function<void(int end)> prepare_backward;
+    std::function<void(int start, int end)> begin_forward;
   };
 
   // Runs every layer forward; returns the output blobs and, if asked, the loss.

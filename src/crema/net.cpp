@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "crema/format/insert_splits.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
 #include "crema/storage/hdf5.hpp"
-#include "crema/format/insert_splits.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
 
@@ -549,10 +549,9 @@ void Net<Dtype>::RequireLayerRange(const char* pass, int first, int last) const 
 
 template <typename Dtype>
 void Net<Dtype>::Rewrite(bool force_backward) {
-  NetGraph<Dtype> graph{layers_,       bottom_vecs_,
-                        top_vecs_,     bottom_id_vecs_,
-                        top_id_vecs_,  bottom_need_backward_,
-                        log_,          phase_ == TEST && !force_backward};
+  NetGraph<Dtype> graph{
+      layers_,      bottom_vecs_,          top_vecs_, bottom_id_vecs_,
+      top_id_vecs_, bottom_need_backward_, log_,      phase_ == TEST && !force_backward};
   seams_ = RewriteNet(graph);
   // Work left pending finishes in layer order (a convolution's move into
   // the blob before the BatchNorm after it normalises the blob).
@@ -564,6 +563,9 @@ template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   RequireLayerRange("forward", start, end);
   if (start == 0) RequireShapedInputs();
+  for (const Seam& seam : seams_) {
+    if (seam.begin_forward) seam.begin_forward(start, end);
+  }
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
     try {

@@ -15,9 +15,12 @@
 #include <string>
 
 #include "crema/dnnl/default_policy.hpp"
+#include "crema/dnnl/dnnl.hpp"
+#include "crema/dnnl/dnnl_folded_conv_layer.hpp"
 #include "crema/filler.hpp"
 #include "crema/net.hpp"
 #include "crema/net_rewrites/folded_chain.hpp"
+#include "crema/util/thread_pool.hpp"
 #include "test_common.hpp"
 
 namespace crema {
@@ -97,6 +100,16 @@ int LayerIndex(const Net<float>& net, const std::string& name) {
   return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
+// Whether layer `name` of a folded net left its last pass's output pending
+// for its reader.
+bool LeftPending(Net<float>& net, const std::string& name) {
+  auto* stand_in = dynamic_cast<FoldedLayer*>(net.layer_by_name(name).get());
+  auto* folded =
+      stand_in ? dynamic_cast<DnnlFoldedConvolution<ConvolutionLayer>*>(&stand_in->chain().folded())
+               : nullptr;
+  return folded && folded->PendingFor(net.blob_by_name(name).get()) != nullptr;
+}
+
 class FoldIntoConvolutionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -151,8 +164,24 @@ TEST_F(FoldIntoConvolutionsTest, ForwardMatchesThePlainLayers) {
   for (int pass = 0; pass < 2; ++pass) {  // the second reads the packed weights again
     folded_->Forward();
     plain_->Forward();
+    // res, read only by sum, runs inside it where this CPU has blocks.
+    if (DnnlActivationBlocks().width != 0) {
+      EXPECT_TRUE(LeftPending(*folded_, "res"));
+    }
     ExpectSameBlobs();
   }
+}
+
+TEST_F(FoldIntoConvolutionsTest, APassThatStopsBeforeAFusedConvolutionKeepsItsOutput) {
+  folded_->Forward();
+  plain_->Forward();
+  // pool changes through a pass that stops there: res, left pending by the
+  // first pass, still holds what that pass computed from the old pool.
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->layer_by_name("pw")->blobs()[0]->mutable_cpu_data()[1] = 3.0f;
+    net->ForwardTo(LayerIndex(*net, "pool"));
+  }
+  ExpectSameBlobs();
 }
 
 TEST_F(FoldIntoConvolutionsTest, PassesThatEndAndGoOnInsideAChain) {
@@ -254,6 +283,128 @@ TEST_F(FoldIntoConvolutionsTest, NetsThatMayRunBackwardStayPlain) {
   auto forced = MakeNet("", true);
   EXPECT_FALSE(IsFolded(*forced, "conv1"));
   EXPECT_FALSE(IsFolded(*forced, "relu1"));
+}
+
+// Pointwise convolutions whose only reader is a 3x3 depthwise one (stride
+// 1 and 2, of class Convolution and DepthwiseConvolution), as in
+// MobileNet: oneDNN runs each pair in one primitive where it has a fused
+// kernel, and the pointwise output is computed only when read. oneDNN
+// fuses only where the pointwise output is more than twice the second-level
+// caches of the threads it runs on: here 6 and 8 MB, on one thread.
+const char* kPairs =
+    "name: 'pairs' "
+    "layer { name: 'input' type: 'Input' top: 'data'"
+    "  input_param { shape { dim: 2 dim: 8 dim: 128 dim: 128 } } }"
+    "layer { name: 'a' type: 'Convolution' bottom: 'data' top: 'a'"
+    "  convolution_param { num_output: 32 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.1 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'relu_a' type: 'ReLU' bottom: 'a' top: 'a' }"
+    "layer { name: 'pw1' type: 'Convolution' bottom: 'a' top: 'pw1'"
+    "  convolution_param { num_output: 64 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'bn1' type: 'BatchNorm' bottom: 'pw1' top: 'pw1'"
+    "  batch_norm_param { use_global_stats: true } }"
+    "layer { name: 'relu1' type: 'ReLU' bottom: 'pw1' top: 'pw1' }"
+    "layer { name: 'dw1' type: 'Convolution' bottom: 'pw1' top: 'dw1'"
+    "  convolution_param { num_output: 64 group: 64 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'relu6' type: 'ReLU6' bottom: 'dw1' top: 'dw1' }"
+    "layer { name: 'pw2' type: 'Convolution' bottom: 'dw1' top: 'pw2'"
+    "  convolution_param { num_output: 48 kernel_size: 1 bias_term: false ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.2 } } }"
+    "layer { name: 'dw2' type: 'DepthwiseConvolution' bottom: 'pw2' top: 'dw2'"
+    "  convolution_param { num_output: 48 kernel_size: 3 pad: 1 stride: 2 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'relu2' type: 'ReLU' bottom: 'dw2' top: 'dw2' }";
+
+class FusedPairsTest : public FoldIntoConvolutionsTest {
+ protected:
+  void SetUp() override {
+    Context::set_mode(Context::CPU);
+    Context::set_random_seed(1709);
+    budget_ = ThreadBudget();
+    SetThreadBudget(1);
+    folded_ = MakeNetOf(kPairs, "");
+    plain_ = MakeNetOf(kPairs, "engine: CAFFE");
+    auto& stats = folded_->layer_by_name("bn1")->blobs();
+    for (int c = 0; c < 64; ++c) {
+      stats[0]->mutable_cpu_data()[c] = 0.1f * (c - 30);
+      stats[1]->mutable_cpu_data()[c] = 0.5f + 0.05f * c;
+    }
+    stats[2]->mutable_cpu_data()[0] = 1.0f;
+    ShareWeightsAndInput(folded_.get(), plain_.get());
+  }
+  void TearDown() override { SetThreadBudget(budget_); }
+  // Both nets run forward, and the pointwise outputs were left pending
+  // where this CPU has channel blocks (on others the pairs run apart).
+  void ForwardBoth() {
+    folded_->Forward();
+    plain_->Forward();
+    if (DnnlActivationBlocks().width != 0) {
+      EXPECT_TRUE(LeftPending(*folded_, "pw1"));
+      EXPECT_TRUE(LeftPending(*folded_, "pw2"));
+    }
+  }
+  void ExpectSamePairs() {
+    for (const char* name : {"a", "pw1", "dw1", "pw2", "dw2"}) {
+      ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
+    }
+  }
+
+  int budget_ = 1;
+};
+
+TEST_F(FusedPairsTest, ForwardMatchesThePlainLayers) {
+  ForwardBoth();
+  // The last outputs first: they must not need the pending ones.
+  for (const char* name : {"dw2", "dw1"}) {
+    ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
+  }
+  if (DnnlActivationBlocks().width != 0) {
+    EXPECT_TRUE(LeftPending(*folded_, "pw1"));
+  }
+  ExpectSamePairs();  // reads pw1 and pw2: their pending passes run
+  EXPECT_FALSE(LeftPending(*folded_, "pw1"));
+  ForwardBoth();  // again, on the packed weights
+  ExpectSamePairs();
+}
+
+TEST_F(FusedPairsTest, APassThatStopsBeforeThePairKeepsTheOutputAsComputed) {
+  ForwardBoth();
+  // A new input through `a` alone: pw1 still holds what the first pass
+  // computed from the old `a`.
+  FillerParameter gaussian;
+  gaussian.set_type("gaussian");
+  GetFiller<float>(gaussian)->Fill(folded_->blob_by_name("data").get());
+  plain_->blob_by_name("data")->CopyFrom(*folded_->blob_by_name("data"));
+  const int relu_a = LayerIndex(*folded_, "relu_a");
+  folded_->ForwardFromTo(0, relu_a);
+  plain_->ForwardFromTo(0, relu_a);
+  ExpectSamePairs();
+  folded_->ForwardFrom(relu_a + 1);
+  plain_->ForwardFrom(relu_a + 1);
+  ExpectSamePairs();
+}
+
+TEST_F(FusedPairsTest, AnInputWrittenAfterThePassLeavesTheOutputAsComputed) {
+  ForwardBoth();
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->blob_by_name("dw1")->mutable_cpu_data()[9] = 40.0f;
+  }
+  ExpectSamePairs();  // pw2 from dw1 as the pass left it
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->ForwardFrom(LayerIndex(*net, "pw2"));
+  }
+  ExpectSamePairs();  // and from the written dw1
+}
+
+TEST_F(FusedPairsTest, APointwiseOutputWrittenBeforeItsReaderIsRead) {
+  for (Net<float>* net : {folded_.get(), plain_.get()}) {
+    net->ForwardTo(LayerIndex(*net, "relu1"));
+    net->blob_by_name("pw1")->mutable_cpu_data()[5] = -7.0f;
+    net->ForwardFrom(LayerIndex(*net, "dw1"));
+  }
+  ExpectSamePairs();
 }
 
 // Where a folded convolution asked for Winograd runs it: wide 3x3 stride-1

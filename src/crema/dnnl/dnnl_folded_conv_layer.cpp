@@ -1,5 +1,6 @@
 #include "crema/dnnl/dnnl_folded_conv_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -12,7 +13,14 @@
 namespace crema {
 
 struct DnnlFoldedPrimitives {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::algorithm algorithm;
+  ConvolutionWindows windows;
   dnnl::convolution_forward forward;
+  // The pointwise producer's convolution and this one in one primitive
+  // (FusePointwise), where made; the source it reads.
+  dnnl::convolution_forward fused;
+  dnnl::memory::desc fused_src;
   dnnl::memory::desc src_plain, dst_plain, weights_plain;
   // The buffers in the layouts the primitive chose (src empty where its
   // layout is the plain one; the output's are FoldedOutput's).
@@ -32,6 +40,7 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
                                                       const std::vector<Blob<float>*>& top,
                                                       DnnlFoldedPrimitives* p) {
   packed_stamps_.clear();
+  if (pointwise_) pointwise_->LeaveOutputToReader(false);  // until the fused primitive is made
   this->SetUpOutput(dnnl::memory::desc(), dnnl::memory::desc());  // none until made
   if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4 ||
       bottom.size() != 1) {
@@ -82,11 +91,13 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   if (WinogradPays()) algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
   dnnl::convolution_forward::primitive_desc pd;
   bool made = false;
+  p->algorithm = dnnl::algorithm::convolution_direct;
   for (size_t a = 0; a < algorithms.size() && !made; ++a) {
     for (size_t l = 0; l < layouts.size() && !made; ++l) {
       try {
         pd = make(algorithms[a], layouts[l].first, layouts[l].second);
         made = OptimisedKernel(pd);
+        if (made) p->algorithm = algorithms[a];
       } catch (const dnnl::error&) {
       }
     }
@@ -95,6 +106,8 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
     pd = make(dnnl::algorithm::convolution_direct, in < 16 ? p->src_plain : any(p->src_plain),
               any(p->dst_plain));
   }
+  p->pd = pd;
+  p->windows = w;
   p->forward = dnnl::convolution_forward(pd);
   if (pd.src_desc() != p->src_plain) {
     p->src = dnnl::memory(pd.src_desc(), DnnlEngine());
@@ -106,6 +119,92 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
   p->folded_weights.resize(this->blobs_[0]->count());
   p->pack = dnnl::reorder(Wrap(p->weights_plain, p->folded_weights.data()), p->weights);
   p->bias = dnnl::memory(bias_desc, DnnlEngine());
+  if (pointwise_) pointwise_->LeaveOutputToReader(MakeFused(pd, p));
+  return true;
+}
+
+template <template <typename> class Reference>
+void DnnlFoldedConvolution<Reference>::FusePointwise(
+    DnnlFoldedConvolution<ConvolutionLayer>* pointwise) {
+  pointwise_ = pointwise;
+  producer_ = pointwise;
+}
+
+template <template <typename> class Reference>
+std::optional<dnnl::convolution_forward::primitive_desc>
+DnnlFoldedConvolution<Reference>::FusedWith(
+    const std::function<void(dnnl::post_ops*)>& append) const {
+  if (!this->ready() || !this->primitives_->src || !this->OutputBlocked()) return std::nullopt;
+  const DnnlFoldedPrimitives& p = *this->primitives_;
+  dnnl::post_ops ops;
+  folds_.activation.AppendTo(&ops);
+  append(&ops);
+  dnnl::primitive_attr attributes;
+  attributes.set_post_ops(ops);
+  const ConvolutionWindows& w = p.windows;
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, p.algorithm, p.pd.src_desc(), p.pd.weights_desc(),
+            p.pd.bias_desc(), p.pd.dst_desc(), w.strides, w.dilates, w.pad_left, w.pad_right),
+        attributes, DnnlEngine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  if (!OptimisedKernel(pd) || pd.weights_desc() != p.pd.weights_desc()) return std::nullopt;
+  return pd;
+}
+
+// oneDNN's depthwise post-op: the pointwise convolution (1x1, stride 1, one
+// group; oneDNN has no fused kernel for others) with its activation, then
+// this 3x3 depthwise one of stride 1 or 2 and padding 1 on its output, then
+// this layer's activation. Made only where oneDNN runs it in one optimised
+// kernel (not its reference stand-in, two primitives in turn), reads this
+// layer's packed weights and writes the output its readers read.
+template <template <typename> class Reference>
+bool DnnlFoldedConvolution<Reference>::MakeFused(
+    const dnnl::convolution_forward::primitive_desc& own, DnnlFoldedPrimitives* p) {
+  const auto all = [](const std::vector<int>& v, int value) {
+    return std::all_of(v.begin(), v.end(), [value](int x) { return x == value; });
+  };
+  const int channels = this->channels_;
+  const bool depthwise = this->group_ == channels && this->num_output_ == channels &&
+                         all(this->kernel_shape_, 3) && all(this->pad_, 1) &&
+                         all(this->dilation_, 1) && this->stride_[0] == this->stride_[1] &&
+                         (this->stride_[0] == 1 || this->stride_[0] == 2);
+  if (!depthwise || !this->OutputBlocked()) return false;
+  const auto f32 = dnnl::memory::data_type::f32;
+  const std::optional<dnnl::convolution_forward::primitive_desc> pd =
+      pointwise_->FusedWith([&](dnnl::post_ops* ops) {
+        ops->append_dw(f32, f32, f32, 3, this->stride_[0], 1, 0, {});
+        folds_.activation.AppendTo(ops);
+      });
+  const int dw = DNNL_ARG_ATTR_POST_OP_DW;
+  if (!pd || pd->query_md(dnnl::query::exec_arg_md, dw | DNNL_ARG_WEIGHTS) != own.weights_desc() ||
+      pd->query_md(dnnl::query::exec_arg_md, dw | DNNL_ARG_BIAS) != p->bias.get_desc() ||
+      pd->dst_desc() != own.dst_desc()) {
+    return false;
+  }
+  p->fused = dnnl::convolution_forward(*pd);
+  p->fused_src = pd->src_desc();
+  return true;
+}
+
+template <template <typename> class Reference>
+bool DnnlFoldedConvolution<Reference>::RunFused(const FoldedOutput::Pass* pending,
+                                                const dnnl::memory& dst) {
+  const DnnlFoldedPrimitives& p = *this->primitives_;
+  if (!p.fused || !pending || pending->arguments.at(DNNL_ARG_SRC).get_desc() != p.fused_src) {
+    return false;
+  }
+  const int dw = DNNL_ARG_ATTR_POST_OP_DW;
+  DnnlRun(p.fused, {{DNNL_ARG_SRC, pending->arguments.at(DNNL_ARG_SRC)},
+                    {DNNL_ARG_WEIGHTS, pending->arguments.at(DNNL_ARG_WEIGHTS)},
+                    {DNNL_ARG_BIAS, pending->arguments.at(DNNL_ARG_BIAS)},
+                    {dw | DNNL_ARG_WEIGHTS, p.weights},
+                    {dw | DNNL_ARG_BIAS, p.bias},
+                    {DNNL_ARG_DST, dst}});
   return true;
 }
 
@@ -187,16 +286,30 @@ template <template <typename> class Reference>
 void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>*>& bottom,
                                                    const std::vector<Blob<float>*>& top) {
   DnnlFoldedPrimitives& p = *this->primitives_;
+  // The output first: a pass of this layer left pending still reads the
+  // buffers below, and runs here where a memory other than the top's
+  // defers to it.
+  const dnnl::memory dst = this->OutputFor(top[0]);
   std::vector<uint64_t> stamps = SourceStamps();
   if (stamps != packed_stamps_) {
     FoldAndPack(&p);
     packed_stamps_ = std::move(stamps);
   }
-  const dnnl::memory src = this->Input(producer_, bottom[0], p.src_plain, p.src, p.src_in);
-  DnnlRun(p.forward, {{DNNL_ARG_SRC, src},
-                      {DNNL_ARG_WEIGHTS, p.weights},
-                      {DNNL_ARG_BIAS, p.bias},
-                      {DNNL_ARG_DST, this->OutputFor(top[0])}});
+  if (pointwise_ && RunFused(pointwise_->PendingFor(bottom[0]), dst)) {
+    this->Written(top[0]);
+    return;
+  }
+  FoldedOutput::Pass pass{
+      p.forward,
+      {{DNNL_ARG_SRC, this->Input(producer_, bottom[0], p.src_plain, p.src, p.src_in)},
+       {DNNL_ARG_WEIGHTS, p.weights},
+       {DNNL_ARG_BIAS, p.bias},
+       {DNNL_ARG_DST, dst}}};
+  if (leave_output_to_reader_ && p.src) {
+    this->WrittenLater(top[0], std::move(pass));
+    return;
+  }
+  DnnlRun(pass.primitive, pass.arguments);
   this->Written(top[0]);
 }
 

@@ -13,11 +13,19 @@
 //   as it lies (folded_output.hpp).
 // - Where oneDNN makes no primitive for a shape, ready() is false and the
 //   caller runs the plain layers instead.
+// - A 3x3 depthwise convolution (stride 1 or 2, padding 1) that is the only
+//   reader of a pointwise one (1x1, stride 1) computes both in one oneDNN
+//   primitive where oneDNN has a fused kernel for their shapes
+//   (FusePointwise): the pointwise output is then never written to memory
+//   and read back. The pointwise layer's pass leaves its output pending
+//   (folded_output.hpp); it is computed only if someone reads it.
 #ifndef CREMA_DNNL_DNNL_FOLDED_CONV_LAYER_HPP_
 #define CREMA_DNNL_DNNL_FOLDED_CONV_LAYER_HPP_
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "crema/dnnl/folded_output.hpp"
@@ -51,6 +59,20 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   DnnlFoldedConvolution(const LayerParameter& param, const ConvolutionFolds& folds);
   // Reads its bottom from `producer`'s blocked output where it can.
   void TakeInputFrom(const FoldedOutput* producer) { producer_ = producer; }
+  // Computes `pointwise` (its producer, whose output only this layer
+  // reads) fused with its own pass, for each shape oneDNN has a fused
+  // kernel for; calls pointwise->LeaveOutputToReader for each shape.
+  void FusePointwise(DnnlFoldedConvolution<ConvolutionLayer>* pointwise);
+  // Whether this layer's passes leave their output pending for its reader,
+  // which computes it fused with its own pass.
+  void LeaveOutputToReader(bool leave) { leave_output_to_reader_ = leave; }
+  // For a reader that runs this layer's pending pass fused with its own:
+  // this layer's primitive with the post-ops `append` adds after its
+  // activation, reading the pending pass's arguments (DNNL_ARG_SRC,
+  // WEIGHTS, BIAS). None where the current shape is not ready, the layer
+  // reads or writes Caffe's layout, or oneDNN has no optimised kernel.
+  std::optional<dnnl::convolution_forward::primitive_desc> FusedWith(
+      const std::function<void(dnnl::post_ops*)>& append) const;
 
  protected:
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
@@ -68,9 +90,17 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   std::vector<uint64_t> SourceStamps() const;
   // Folds the chain into weights and bias and packs the weights.
   void FoldAndPack(DnnlFoldedPrimitives* p);
+  // The fused primitive of pointwise_ and this layer into p, where oneDNN
+  // has a fused kernel for the shapes; returns whether it made one.
+  bool MakeFused(const dnnl::convolution_forward::primitive_desc& own, DnnlFoldedPrimitives* p);
+  // Runs pointwise_'s pending pass and this layer's as one, where the
+  // fused primitive was made and the pending pass is the one it reads.
+  bool RunFused(const FoldedOutput::Pass* pending, const dnnl::memory& dst);
 
   const ConvolutionFolds folds_;
   const FoldedOutput* producer_ = nullptr;
+  DnnlFoldedConvolution<ConvolutionLayer>* pointwise_ = nullptr;
+  bool leave_output_to_reader_ = false;
   std::vector<uint64_t> packed_stamps_;  // empty: nothing packed yet
 };
 

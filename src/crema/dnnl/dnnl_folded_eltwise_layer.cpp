@@ -14,6 +14,12 @@ struct DnnlFoldedEltwisePrimitives {
   // (empty where the primitive reads Caffe's layout).
   dnnl::memory src[2];
   dnnl::reorder src_in[2];
+  // The fused bottom's convolution with this layer's operation and
+  // activation as post-ops (FuseConvolution), where made; the source it
+  // reads, and the index of the post-op that reads the other bottom.
+  dnnl::convolution_forward fused;
+  dnnl::memory::desc fused_src;
+  int other_post_op = 0;
 };
 
 DnnlFoldedEltwise::DnnlFoldedEltwise(const LayerParameter& param,
@@ -53,7 +59,8 @@ dnnl::algorithm BinaryOf(EltwiseParameter::EltwiseOp operation) {
 bool DnnlFoldedEltwise::MakePrimitives(const std::vector<Blob<float>*>& bottom,
                                        const std::vector<Blob<float>*>& top,
                                        DnnlFoldedEltwisePrimitives* p) {
-  SetUpOutput(dnnl::memory::desc(), dnnl::memory::desc());  // none until made
+  SetUpOutput(dnnl::memory::desc(), dnnl::memory::desc());     // none until made
+  if (convolution_) convolution_->LeaveOutputToReader(false);  // until the fused one is made
   if (bottom.size() != 2 || bottom[0]->num_axes() != 4) return false;
   p->plain = PlainDesc(top[0]->shape());
   dnnl::memory::desc layout = PreferredActivation(p->plain);
@@ -79,16 +86,55 @@ bool DnnlFoldedEltwise::MakePrimitives(const std::vector<Blob<float>*>& bottom,
     }
   }
   SetUpOutput(pd.dst_desc(), p->plain);
+  if (convolution_) convolution_->LeaveOutputToReader(MakeFused(layout, p));
+  return true;
+}
+
+void DnnlFoldedEltwise::FuseConvolution(DnnlFoldedConvolution<ConvolutionLayer>* convolution,
+                                        int bottom) {
+  convolution_ = convolution;
+  fused_bottom_ = bottom;
+}
+
+// The convolution, its activation, this layer's operation with the other
+// bottom (in `layout`, as the binary primitive reads it), this layer's
+// activation; writing the output in `layout`.
+bool DnnlFoldedEltwise::MakeFused(const dnnl::memory::desc& layout,
+                                  DnnlFoldedEltwisePrimitives* p) {
+  if (!OutputBlocked()) return false;
+  const std::optional<dnnl::convolution_forward::primitive_desc> pd =
+      convolution_->FusedWith([&](dnnl::post_ops* ops) {
+        p->other_post_op = ops->len();
+        ops->append_binary(BinaryOf(operation_), layout);
+        activation_.AppendTo(ops);
+      });
+  if (!pd || pd->dst_desc() != layout) return false;
+  p->fused = dnnl::convolution_forward(*pd);
+  p->fused_src = pd->src_desc();
   return true;
 }
 
 void DnnlFoldedEltwise::Forward_cpu(const std::vector<Blob<float>*>& bottom,
                                     const std::vector<Blob<float>*>& top) {
   const DnnlFoldedEltwisePrimitives& p = *primitives_;
+  const dnnl::memory dst = OutputFor(top[0]);
+  const FoldedOutput::Pass* pending =
+      p.fused ? convolution_->PendingFor(bottom[fused_bottom_]) : nullptr;
+  if (pending && pending->arguments.at(DNNL_ARG_SRC).get_desc() == p.fused_src) {
+    const int other = 1 - fused_bottom_;
+    DnnlRun(p.fused,
+            {{DNNL_ARG_SRC, pending->arguments.at(DNNL_ARG_SRC)},
+             {DNNL_ARG_WEIGHTS, pending->arguments.at(DNNL_ARG_WEIGHTS)},
+             {DNNL_ARG_BIAS, pending->arguments.at(DNNL_ARG_BIAS)},
+             {DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.other_post_op) | DNNL_ARG_SRC_1,
+              Input(producers_[other], bottom[other], p.plain, p.src[other], p.src_in[other])},
+             {DNNL_ARG_DST, dst}});
+    Written(top[0]);
+    return;
+  }
   const dnnl::memory first = Input(producers_[0], bottom[0], p.plain, p.src[0], p.src_in[0]);
   const dnnl::memory second = Input(producers_[1], bottom[1], p.plain, p.src[1], p.src_in[1]);
-  DnnlRun(p.forward,
-          {{DNNL_ARG_SRC_0, first}, {DNNL_ARG_SRC_1, second}, {DNNL_ARG_DST, OutputFor(top[0])}});
+  DnnlRun(p.forward, {{DNNL_ARG_SRC_0, first}, {DNNL_ARG_SRC_1, second}, {DNNL_ARG_DST, dst}});
   Written(top[0]);
 }
 

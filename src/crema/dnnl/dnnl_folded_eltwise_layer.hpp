@@ -7,11 +7,18 @@
 // output left blocked for the next folded layer (folded_output.hpp). Where
 // oneDNN has no optimised kernel for it, ready() is false and the caller
 // runs the plain layers.
+//
+// Where one bottom is a folded convolution's output that only this layer
+// reads (a ResNet block's last convolution), the operation and activation
+// run as post-ops of that convolution (FuseConvolution): the convolution's
+// output is never written to memory and read back. The convolution's pass
+// leaves its output pending (folded_output.hpp), computed only if read.
 #ifndef CREMA_DNNL_DNNL_FOLDED_ELTWISE_LAYER_HPP_
 #define CREMA_DNNL_DNNL_FOLDED_ELTWISE_LAYER_HPP_
 
 #include <vector>
 
+#include "crema/dnnl/dnnl_folded_conv_layer.hpp"
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/layers/eltwise_layer.hpp"
 
@@ -27,6 +34,10 @@ class DnnlFoldedEltwise : public DnnlFoldedTwin<EltwiseLayer, DnnlFoldedEltwiseP
   // Whether a layer of this parameter and these bottoms folds: two bottoms,
   // SUM with coefficients 1, PROD or MAX.
   static bool Folds(const LayerParameter& param, int bottoms);
+  // Computes `convolution` (the producer of bottom `bottom`, whose output
+  // only this layer reads) fused with its own pass, for each shape oneDNN
+  // has a kernel for; calls convolution->LeaveOutputToReader for each shape.
+  void FuseConvolution(DnnlFoldedConvolution<ConvolutionLayer>* convolution, int bottom);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,
@@ -36,8 +47,14 @@ class DnnlFoldedEltwise : public DnnlFoldedTwin<EltwiseLayer, DnnlFoldedEltwiseP
                    const std::vector<Blob<float>*>& top) override;
 
  private:
+  // The fused primitive into p, where oneDNN has one for the shapes;
+  // returns whether it made one.
+  bool MakeFused(const dnnl::memory::desc& layout, DnnlFoldedEltwisePrimitives* p);
+
   const std::vector<const FoldedOutput*> producers_;
   const FoldedActivation activation_;
+  DnnlFoldedConvolution<ConvolutionLayer>* convolution_ = nullptr;
+  int fused_bottom_ = 0;
 };
 
 }  // namespace crema

@@ -1,5 +1,7 @@
 #include "crema/dnnl/folded_output.hpp"
 
+#include <utility>
+
 #include "crema/dnnl/dnnl.hpp"
 
 namespace crema {
@@ -16,12 +18,16 @@ dnnl::memory::desc PreferredActivation(const dnnl::memory::desc& plain) {
 
 dnnl::post_ops FoldedActivation::PostOps() const {
   dnnl::post_ops ops;
-  if (kind == Kind::kReLU) {
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, negative_slope, 0.0f);
-  } else if (kind == Kind::kReLU6) {
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-  }
+  AppendTo(&ops);
   return ops;
+}
+
+void FoldedActivation::AppendTo(dnnl::post_ops* ops) const {
+  if (kind == Kind::kReLU) {
+    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, negative_slope, 0.0f);
+  } else if (kind == Kind::kReLU6) {
+    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  }
 }
 
 dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain) {
@@ -33,8 +39,20 @@ dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain) {
 FoldedOutput::~FoldedOutput() { EndDeferral(); }
 
 const dnnl::memory* FoldedOutput::BlockedOutput(Blob<float>* top) const {
-  if (!blocked_ || written_stamp_ == 0) return nullptr;
-  return top->data()->stamp() == written_stamp_ ? &blocked_ : nullptr;
+  if (!blocked_ || written_stamp_ == 0 || top->data()->stamp() != written_stamp_) return nullptr;
+  RunPending();
+  return &blocked_;
+}
+
+const FoldedOutput::Pass* FoldedOutput::PendingFor(Blob<float>* top) const {
+  if (!pending_ || top->data()->stamp() != written_stamp_) return nullptr;
+  return &*pending_;
+}
+
+void FoldedOutput::RunPending() const {
+  if (!pending_) return;
+  DnnlRun(pending_->primitive, pending_->arguments);
+  pending_.reset();
 }
 
 const dnnl::memory::desc* FoldedOutput::BlockedOutputDesc() const {
@@ -42,11 +60,13 @@ const dnnl::memory::desc* FoldedOutput::BlockedOutputDesc() const {
 }
 
 void FoldedOutput::WriteTo(void* host) {
+  RunPending();
   DnnlRun(move_out_, {{DNNL_ARG_FROM, blocked_}, {DNNL_ARG_TO, Wrap(plain_, host)}});
 }
 
 void FoldedOutput::SetUpOutput(const dnnl::memory::desc& chosen, const dnnl::memory::desc& plain) {
   EndDeferral();
+  pending_.reset();  // where no memory defers to it, no one reads its values
   written_stamp_ = 0;
   plain_ = plain;
   blocked_ = dnnl::memory();
@@ -63,6 +83,7 @@ dnnl::memory FoldedOutput::OutputFor(Blob<float>* top) {
   // The buffer is about to change: a memory that still defers to it and is
   // no longer the top's (the blob took new memory) is written first.
   if (deferring_.lock() != top->data()) EndDeferral();
+  pending_.reset();  // the top's values are this pass's now
   return blocked_;
 }
 
@@ -73,6 +94,12 @@ void FoldedOutput::Written(Blob<float>* top) {
     deferring_ = memory;
   }
   written_stamp_ = memory->stamp();
+}
+
+void FoldedOutput::WrittenLater(Blob<float>* top, Pass pass) {
+  CHECK(blocked_) << "a pass left pending writes the blocked buffer";
+  Written(top);
+  pending_ = std::move(pass);
 }
 
 void FoldedOutput::EndDeferral() {

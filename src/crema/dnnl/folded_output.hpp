@@ -13,13 +13,21 @@
 //   else it moves the blob's values into its own buffer.
 // - Before the output buffer is remade or the layer is destroyed, a memory
 //   that still defers to it is written (EndDeferral).
+// - A pass may leave its output to be computed later (WrittenLater: a
+//   pointwise convolution whose depthwise reader computes both in one
+//   primitive). The pass left pending runs, with the arguments it was given,
+//   when anyone reads the top or the blocks, before the buffer is remade,
+//   and when its owner asks (RunPending); a pass that writes the output
+//   drops it. Its arguments must stay as they were until then.
 #ifndef CREMA_DNNL_FOLDED_OUTPUT_HPP_
 #define CREMA_DNNL_FOLDED_OUTPUT_HPP_
 
 #include <cstdint>
 #include <dnnl.hpp>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "crema/blob.hpp"
@@ -52,14 +60,26 @@ struct FoldedActivation {
   enum class Kind { kNone, kReLU, kReLU6 } kind = Kind::kNone;
   float negative_slope = 0;  // kReLU's
   dnnl::post_ops PostOps() const;
+  void AppendTo(dnnl::post_ops* ops) const;
 };
 
 class FoldedOutput : public DeferredContents {
  public:
+  // A oneDNN primitive and its arguments: a pass that writes the output.
+  struct Pass {
+    dnnl::primitive primitive;
+    std::unordered_map<int, dnnl::memory> arguments;
+  };
+
   ~FoldedOutput() override;
   // The blocked output of the last pass, if `top` is unchanged since that
-  // pass wrote it; else null.
+  // pass wrote it (running it first if it was left pending); else null.
   const dnnl::memory* BlockedOutput(Blob<float>* top) const;
+  // The last pass, if it was left pending and `top` is unchanged since;
+  // else null.
+  const Pass* PendingFor(Blob<float>* top) const;
+  // Runs the pass left pending, if any.
+  void RunPending() const;
   // The layout of that output for the current shape (null: none, or the
   // plain one), for a reader to make its primitive for.
   const dnnl::memory::desc* BlockedOutputDesc() const;
@@ -80,6 +100,9 @@ class FoldedOutput : public DeferredContents {
   // memory in Caffe's layout. Call Written(top) after the pass.
   dnnl::memory OutputFor(Blob<float>* top);
   void Written(Blob<float>* top);
+  // Instead of running `pass` (which writes OutputFor(top), the blocked
+  // buffer) and Written: leaves it pending.
+  void WrittenLater(Blob<float>* top, Pass pass);
   // Writes the output into the memory that defers to it, if one still does.
   void EndDeferral();
   // What a folded layer reads bottom from: its producer's blocks, where the
@@ -95,6 +118,10 @@ class FoldedOutput : public DeferredContents {
   dnnl::reorder move_out_;
   uint64_t written_stamp_ = 0;             // the top's stamp after the last pass wrote it
   std::weak_ptr<SyncedMemory> deferring_;  // the memory the output went to
+  // The last pass, where it is left pending (WrittenLater). Running it fills
+  // the blocked buffer with the values the output already stands for, so
+  // readers of a const output may run it.
+  mutable std::optional<Pass> pending_;
 };
 
 // What every folded layer is: a oneDNN twin of its reference layer whose

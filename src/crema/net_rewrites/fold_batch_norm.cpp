@@ -44,8 +44,11 @@ void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
     Blob<Dtype>* blob = graph.tops[i - 1][0];
     const int batch_norm_id = i - 1;
     seams->push_back(
-        {i - 1, i, [batch_norm, blob](int) { batch_norm->FinishForward(blob); },
-         [scale, batch_norm_id](int end) { scale->set_fold_backward(batch_norm_id >= end); }});
+        {i - 1,
+         i,
+         [batch_norm, blob](int) { batch_norm->FinishForward(blob); },
+         [scale, batch_norm_id](int end) { scale->set_fold_backward(batch_norm_id >= end); },
+         {}});
     ++folded;
   }
   LOG_IF(INFO, graph.log && folded > 0)

@@ -14,6 +14,7 @@
 // Left plain: engine CAFFE (the reference body asked for), bf16
 // convolutions (their own primitives), BatchNorm on batch statistics or on
 // another engine, a Scale with its scale from a bottom.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -142,20 +143,72 @@ Fold SetUpFold(std::shared_ptr<Folded> folded, const NetGraph<float>& graph, int
 
 using Producers = std::map<const Blob<float>*, const FoldedOutput*>;
 
-Fold FoldConvolution(const NetGraph<float>& graph, int i, Producers& producers) {
+// A folded convolution of class Convolution, and its chain's first layer:
+// a reader may fuse it (FusePointwise).
+struct FoldedConvolution {
+  DnnlFoldedConvolution<ConvolutionLayer>* layer = nullptr;
+  int first = -1;
+};
+using Convolutions = std::map<const Blob<float>*, FoldedConvolution>;
+
+// How many layers read `blob` other than in place.
+int ReadersOf(const NetGraph<float>& graph, const Blob<float>* blob) {
+  int readers = 0;
+  for (size_t j = 0; j < graph.layers.size(); ++j) {
+    const auto& bottoms = graph.bottoms[j];
+    const auto& tops = graph.tops[j];
+    if (std::find(tops.begin(), tops.end(), blob) != tops.end()) continue;
+    readers += static_cast<int>(std::count(bottoms.begin(), bottoms.end(), blob));
+  }
+  return readers;
+}
+
+// The folded convolution that wrote `blob`, where a layer reading it may
+// fuse it: the only reader of the blob; else none.
+FoldedConvolution FusableProducer(const NetGraph<float>& graph, const Convolutions& convolutions,
+                                  const Blob<float>* blob) {
+  const auto found = convolutions.find(blob);
+  if (found == convolutions.end() || ReadersOf(graph, blob) != 1) return {};
+  return found->second;
+}
+
+// A convolution fused into its reader may leave its pass pending: it runs
+// before any forward pass that does not run the convolution's chain, which
+// may write the convolution's input or read its output.
+void RunPendingBeforeOtherPasses(const FoldedConvolution& fused,
+                                 std::vector<Net<float>::Seam>* seams) {
+  seams->push_back({fused.first, fused.first, nullptr, nullptr,
+                    [layer = fused.layer, first = fused.first](int start, int end) {
+                      if (start > first || end < first) layer->RunPending();
+                    }});
+}
+
+// Convolution i, and its pointwise producer fused into it where layer i
+// is that producer's only reader (whether the shapes fuse is the folded
+// layer's to decide, shape by shape).
+Fold FoldConvolution(const NetGraph<float>& graph, int i, Producers& producers,
+                     Convolutions& convolutions, std::vector<Net<float>::Seam>* seams) {
   if (!FoldableConvolution(graph, i)) return {};
   ConvolutionFolds folds;
   const int last = CollectFolds(graph, i, &folds);
   const LayerParameter& param = graph.layers[i]->layer_param();
-  const FoldedOutput* producer = producers[graph.bottoms[i][0]];
+  Blob<float>* bottom = graph.bottoms[i][0];
+  const FoldedOutput* producer = producers[bottom];
+  const FoldedConvolution pointwise = FusableProducer(graph, convolutions, bottom);
+  const auto set_up = [&](auto folded) {
+    folded->TakeInputFrom(producer);
+    if (pointwise.layer) {
+      folded->FusePointwise(pointwise.layer);
+      RunPendingBeforeOtherPasses(pointwise, seams);
+    }
+    return SetUpFold(std::move(folded), graph, i, last);
+  };
   if (typeid(*graph.layers[i]) == typeid(DnnlConvolutionLayer<float>)) {
     auto folded = std::make_shared<DnnlFoldedConvolution<ConvolutionLayer>>(param, folds);
-    folded->TakeInputFrom(producer);
-    return SetUpFold(std::move(folded), graph, i, last);
+    convolutions[graph.tops[i][0]] = {folded.get(), i};
+    return set_up(std::move(folded));
   }
-  auto folded = std::make_shared<DnnlFoldedConvolution<DepthwiseConvolutionLayer>>(param, folds);
-  folded->TakeInputFrom(producer);
-  return SetUpFold(std::move(folded), graph, i, last);
+  return set_up(std::make_shared<DnnlFoldedConvolution<DepthwiseConvolutionLayer>>(param, folds));
 }
 
 // A oneDNN Pooling (engine DEFAULT or DNNL) of one bottom a folded layer
@@ -172,8 +225,11 @@ Fold FoldPooling(const NetGraph<float>& graph, int i, Producers& producers) {
 }
 
 // An Eltwise (not engine CAFFE) of two bottoms, at least one a folded
-// layer wrote, not in place, and the ReLU or ReLU6 in place after it.
-Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers) {
+// layer wrote, not in place, and the ReLU or ReLU6 in place after it; with
+// the convolution that wrote one bottom fused into it, where the eltwise is
+// its only reader (the first bottom's where both are).
+Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers,
+                 const Convolutions& convolutions, std::vector<Net<float>::Seam>* seams) {
   const Layer<float>& layer = *graph.layers[i];
   const LayerParameter& param = layer.layer_param();
   const std::vector<Blob<float>*>& bottoms = graph.bottoms[i];
@@ -189,13 +245,22 @@ Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers) {
   if (!inputs[0] && !inputs[1]) return {};
   FoldedActivation activation;
   const int last = CollectActivation(graph, i + 1, graph.tops[i][0], &activation);
-  return SetUpFold(std::make_shared<DnnlFoldedEltwise>(param, std::move(inputs), activation), graph,
-                   i, last);
+  auto folded = std::make_shared<DnnlFoldedEltwise>(param, std::move(inputs), activation);
+  for (int b = 0; b < 2; ++b) {
+    const FoldedConvolution convolution = FusableProducer(graph, convolutions, bottoms[b]);
+    if (convolution.layer) {
+      folded->FuseConvolution(convolution.layer, b);
+      RunPendingBeforeOtherPasses(convolution, seams);
+      break;
+    }
+  }
+  return SetUpFold(std::move(folded), graph, i, last);
 }
 
 void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
   if (!graph.runs_forward || Context::mode() != Context::CPU) return;
   Producers producers;
+  Convolutions convolutions;
   int chains = 0, folded_layers = 0;
   for (int i = 0; i < static_cast<int>(graph.layers.size()); ++i) {
     if (typeid(*graph.layers[i]) == typeid(SplitLayer<float>)) {
@@ -205,9 +270,9 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
       for (Blob<float>* top : graph.tops[i]) producers[top] = producer;
       continue;
     }
-    Fold fold = FoldConvolution(graph, i, producers);
+    Fold fold = FoldConvolution(graph, i, producers, convolutions, seams);
     if (!fold.layer) fold = FoldPooling(graph, i, producers);
-    if (!fold.layer) fold = FoldEltwise(graph, i, producers);
+    if (!fold.layer) fold = FoldEltwise(graph, i, producers, convolutions, seams);
     if (!fold.layer) continue;
     Blob<float>* blob = graph.tops[i][0];
     producers[blob] = fold.output;
@@ -221,7 +286,8 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
       graph.layers[i + slot] = std::make_shared<FoldedLayer>(chain, slot);
     }
     if (last > i) {
-      seams->push_back({i, last, [chain, i](int end) { chain->FinishForward(end - i); }, nullptr});
+      seams->push_back(
+          {i, last, [chain, i](int end) { chain->FinishForward(end - i); }, nullptr, nullptr});
     }
     ++chains;
     folded_layers += last - i + 1;

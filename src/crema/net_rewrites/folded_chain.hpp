@@ -44,6 +44,7 @@ class FoldedChain {
               std::vector<Blob<float>*> bottom, Blob<float>* blob);
   int size() const { return static_cast<int>(plain_.size()); }
   Layer<float>& plain(int slot) { return *plain_[slot]; }
+  Layer<float>& folded() { return *folded_; }
 
   // Reshape runs before every pass (Layer::Forward). Where the chain's
   // bottoms and its blob have the shapes the last reshape left them with,
@@ -82,6 +83,7 @@ class FoldedLayer : public Layer<float> {
  public:
   FoldedLayer(std::shared_ptr<FoldedChain> chain, int slot);
   const char* type() const override { return chain_->plain(slot_).type(); }
+  FoldedChain& chain() const { return *chain_; }
   void Reshape(const std::vector<Blob<float>*>& bottom,
                const std::vector<Blob<float>*>& top) override;
 

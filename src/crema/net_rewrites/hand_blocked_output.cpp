@@ -60,7 +60,7 @@ void HandFloatOutputs(NetGraph<float>& graph, std::vector<Net<float>::Seam>* sea
     if (!scale) scale = graph.template Replace<FusedScaleLayer<float>>(i);
     scale->TakeBottomFrom(convolution->HandOverOutput());
     seams->push_back(
-        {producer, i, [convolution, blob](int) { convolution->FinishHandedOutput(blob); }, {}});
+        {producer, i, [convolution, blob](int) { convolution->FinishHandedOutput(blob); }, {}, {}});
     ++handed;
   }
   LOG_IF(INFO, graph.log && handed > 0)
