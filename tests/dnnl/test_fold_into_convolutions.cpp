@@ -28,11 +28,12 @@ namespace {
 
 // conv1 (+ bn1, scale1 with bias, relu1), a depthwise dw (+ bn2, scale2
 // without bias, relu6), a pointwise pw (+ a leaky ReLU) of 24 channels (a
-// block and a half), a head convolution alone on pw, and a residual block
+// block and a half), a head convolution alone on pw (permuted to
+// channels-last, and with its last two axes swapped), and a residual block
 // on pw: a max pool, a convolution res, their sum (+ ReLU), an average
 // pool with a last window past the input, and the maximum of the sum and
-// the pool. pw has two readers, so the net splits it. ENGINE is replaced
-// in every convolution, pooling and eltwise.
+// the pool. pw and head have two readers, so the net splits them. ENGINE
+// is replaced in every convolution, pooling and eltwise.
 const char* kNet =
     "name: 'chains' FORCE "
     "layer { name: 'input' type: 'Input' top: 'data'"
@@ -61,6 +62,10 @@ const char* kNet =
     "layer { name: 'head' type: 'Convolution' bottom: 'pw' top: 'head'"
     "  convolution_param { num_output: 5 kernel_size: 1 ENGINE"
     "    weight_filler { type: 'gaussian' std: 0.3 } } }"
+    "layer { name: 'head_perm' type: 'Permute' bottom: 'head' top: 'head_perm'"
+    "  permute_param { order: 0 order: 2 order: 3 order: 1 } }"
+    "layer { name: 'head_swap' type: 'Permute' bottom: 'head' top: 'head_swap'"
+    "  permute_param { order: 0 order: 1 order: 3 order: 2 } }"
     "layer { name: 'pool' type: 'Pooling' bottom: 'pw' top: 'pool'"
     "  pooling_param { pool: MAX kernel_size: 3 stride: 1 pad: 1 ENGINE } }"
     "layer { name: 'res' type: 'Convolution' bottom: 'pool' top: 'res'"
@@ -139,7 +144,8 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
     }
   }
   void ExpectSameBlobs() {
-    for (const char* name : {"conv1", "dw", "pw", "head", "pool", "res", "sum", "avg", "max"}) {
+    for (const char* name : {"conv1", "dw", "pw", "head", "head_perm", "head_swap", "pool", "res",
+                             "sum", "avg", "max"}) {
       ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
     }
   }
@@ -148,8 +154,9 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
 };
 
 TEST_F(FoldIntoConvolutionsTest, ChainsFoldAndKeepTheirNamesTypesAndBlobs) {
-  for (const char* layer : {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw",
-                            "leaky", "head", "pool", "res", "sum", "relu_sum", "avg", "max"}) {
+  for (const char* layer :
+       {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw", "leaky", "head",
+        "head_perm", "head_swap", "pool", "res", "sum", "relu_sum", "avg", "max"}) {
     EXPECT_TRUE(IsFolded(*folded_, layer)) << layer;
     EXPECT_FALSE(IsFolded(*plain_, layer)) << layer;
     EXPECT_STREQ(folded_->layer_by_name(layer)->type(), plain_->layer_by_name(layer)->type());

@@ -42,10 +42,11 @@ class PermuteLayer : public Layer<Dtype> {
   void Backward_gpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
                     const std::vector<Blob<Dtype>*>& bottom) override;
 
- private:
+ protected:
   // The full order for a bottom of num_axes axes, checked.
   std::vector<int> FullOrder(int num_axes) const;
 
+ private:
   PermuteIndexing indexing_;
   // False when the order is the identity: the data is copied as it is.
   bool need_permute_ = false;

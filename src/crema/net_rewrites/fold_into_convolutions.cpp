@@ -4,12 +4,15 @@
 // order and each optional: a BatchNorm on stored statistics, a per-channel
 // Scale, a ReLU or ReLU6, become one FoldedChain computed by a
 // DnnlFoldedConvolution (dnnl/dnnl_folded_conv_layer.hpp). Then, reading
-// what such a layer wrote: a oneDNN Pooling becomes a DnnlFoldedPooling, and
-// a two-bottom Eltwise (with a ReLU or ReLU6 in place after it) a
-// DnnlFoldedEltwise; a Split hands its producer on to its tops. A folded
-// layer whose bottom is an earlier one's top reads that one's blocked
-// output (folded_output.hpp). Its seam: a forward pass that ends inside the
-// chain runs the plain layers up to its end (FoldedChain).
+// what such a layer wrote: a oneDNN Pooling becomes a DnnlFoldedPooling, a
+// two-bottom Eltwise (with a ReLU or ReLU6 in place after it) a
+// DnnlFoldedEltwise, and a Permute a DnnlFoldedPermute; a Split hands its
+// producer on to its tops. A folded layer whose bottom is an earlier one's
+// top reads that one's blocked output (folded_output.hpp). A convolution
+// whose only reader is a folded depthwise convolution or Eltwise may run
+// inside it (FusePointwise, FuseConvolution). The seams: a forward pass that
+// ends inside a chain runs the plain layers up to its end (FoldedChain); a
+// convolution's pass left pending runs before a pass that does not run it.
 //
 // Left plain: engine CAFFE (the reference body asked for), bf16
 // convolutions (their own primitives), BatchNorm on batch statistics or on
@@ -28,11 +31,13 @@
 #include "crema/dnnl/dnnl_eltwise_layer.hpp"
 #include "crema/dnnl/dnnl_folded_conv_layer.hpp"
 #include "crema/dnnl/dnnl_folded_eltwise_layer.hpp"
+#include "crema/dnnl/dnnl_folded_permute_layer.hpp"
 #include "crema/dnnl/dnnl_folded_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/eltwise_layer.hpp"
+#include "crema/layers/permute_layer.hpp"
 #include "crema/layers/relu6_layer.hpp"
 #include "crema/layers/relu_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
@@ -224,6 +229,19 @@ Fold FoldPooling(const NetGraph<float>& graph, int i, Producers& producers) {
   return SetUpFold(std::make_shared<DnnlFoldedPooling>(layer.layer_param(), producer), graph, i, i);
 }
 
+// A Permute of one bottom a folded layer wrote in blocks, not in place
+// (the folded layer takes the orders it has a reorder for).
+Fold FoldPermute(const NetGraph<float>& graph, int i, Producers& producers) {
+  const Layer<float>& layer = *graph.layers[i];
+  if (typeid(layer) != typeid(PermuteLayer<float>) || graph.bottoms[i].size() != 1 ||
+      graph.tops[i].size() != 1 || graph.bottoms[i][0] == graph.tops[i][0]) {
+    return {};
+  }
+  const FoldedOutput* producer = producers[graph.bottoms[i][0]];
+  if (!producer || !producer->BlockedOutputDesc()) return {};
+  return SetUpFold(std::make_shared<DnnlFoldedPermute>(layer.layer_param(), producer), graph, i, i);
+}
+
 // An Eltwise (not engine CAFFE) of two bottoms, at least one a folded
 // layer wrote, not in place, and the ReLU or ReLU6 in place after it; with
 // the convolution that wrote one bottom fused into it, where the eltwise is
@@ -272,6 +290,7 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     }
     Fold fold = FoldConvolution(graph, i, producers, convolutions, seams);
     if (!fold.layer) fold = FoldPooling(graph, i, producers);
+    if (!fold.layer) fold = FoldPermute(graph, i, producers);
     if (!fold.layer) fold = FoldEltwise(graph, i, producers, convolutions, seams);
     if (!fold.layer) continue;
     Blob<float>* blob = graph.tops[i][0];
