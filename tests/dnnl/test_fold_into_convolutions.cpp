@@ -29,10 +29,11 @@ namespace {
 // conv1 (+ bn1, scale1 with bias, relu1), a depthwise dw (+ bn2, scale2
 // without bias, relu6), a pointwise pw (+ a leaky ReLU) of 24 channels (a
 // block and a half), a head convolution alone on pw (permuted to
-// channels-last, and with its last two axes swapped), and a residual block
-// on pw: a max pool, a convolution res, their sum (+ ReLU), an average
-// pool with a last window past the input, and the maximum of the sum and
-// the pool. pw and head have two readers, so the net splits them. ENGINE
+// channels-last, and with its last two axes swapped), pw normalised per
+// position (Normalize) and a convolution on that, and a residual block on
+// pw: a max pool, a convolution res, their sum (+ ReLU), an average pool
+// with a last window past the input, and the maximum of the sum and the
+// pool. pw and head have several readers, so the net splits them. ENGINE
 // is replaced in every convolution, pooling and eltwise.
 const char* kNet =
     "name: 'chains' FORCE "
@@ -66,6 +67,12 @@ const char* kNet =
     "  permute_param { order: 0 order: 2 order: 3 order: 1 } }"
     "layer { name: 'head_swap' type: 'Permute' bottom: 'head' top: 'head_swap'"
     "  permute_param { order: 0 order: 1 order: 3 order: 2 } }"
+    "layer { name: 'norm' type: 'Normalize' bottom: 'pw' top: 'norm'"
+    "  norm_param { across_spatial: false channel_shared: false"
+    "    scale_filler { type: 'gaussian' mean: 2 std: 0.5 } } }"
+    "layer { name: 'norm_head' type: 'Convolution' bottom: 'norm' top: 'norm_head'"
+    "  convolution_param { num_output: 4 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } } }"
     "layer { name: 'pool' type: 'Pooling' bottom: 'pw' top: 'pool'"
     "  pooling_param { pool: MAX kernel_size: 3 stride: 1 pad: 1 ENGINE } }"
     "layer { name: 'res' type: 'Convolution' bottom: 'pool' top: 'res'"
@@ -144,8 +151,8 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
     }
   }
   void ExpectSameBlobs() {
-    for (const char* name : {"conv1", "dw", "pw", "head", "head_perm", "head_swap", "pool", "res",
-                             "sum", "avg", "max"}) {
+    for (const char* name : {"conv1", "dw", "pw", "head", "head_perm", "head_swap", "norm",
+                             "norm_head", "pool", "res", "sum", "avg", "max"}) {
       ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
     }
   }
@@ -155,8 +162,9 @@ class FoldIntoConvolutionsTest : public ::testing::Test {
 
 TEST_F(FoldIntoConvolutionsTest, ChainsFoldAndKeepTheirNamesTypesAndBlobs) {
   for (const char* layer :
-       {"conv1", "bn1", "scale1", "relu1", "dw", "bn2", "scale2", "relu6", "pw", "leaky", "head",
-        "head_perm", "head_swap", "pool", "res", "sum", "relu_sum", "avg", "max"}) {
+       {"conv1",     "bn1",  "scale1", "relu1", "dw",        "bn2",       "scale2",
+        "relu6",     "pw",   "leaky",  "head",  "head_perm", "head_swap", "norm",
+        "norm_head", "pool", "res",    "sum",   "relu_sum",  "avg",       "max"}) {
     EXPECT_TRUE(IsFolded(*folded_, layer)) << layer;
     EXPECT_FALSE(IsFolded(*plain_, layer)) << layer;
     EXPECT_STREQ(folded_->layer_by_name(layer)->type(), plain_->layer_by_name(layer)->type());

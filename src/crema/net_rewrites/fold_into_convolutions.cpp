@@ -6,7 +6,8 @@
 // DnnlFoldedConvolution (dnnl/dnnl_folded_conv_layer.hpp). Then, reading
 // what such a layer wrote: a oneDNN Pooling becomes a DnnlFoldedPooling, a
 // two-bottom Eltwise (with a ReLU or ReLU6 in place after it) a
-// DnnlFoldedEltwise, and a Permute a DnnlFoldedPermute; a Split hands its
+// DnnlFoldedEltwise, a Permute a DnnlFoldedPermute and a Normalize a
+// DnnlFoldedNormalize; a Split hands its
 // producer on to its tops. A folded layer whose bottom is an earlier one's
 // top reads that one's blocked output (folded_output.hpp). A convolution
 // whose only reader is a folded depthwise convolution or Eltwise may run
@@ -31,12 +32,14 @@
 #include "crema/dnnl/dnnl_eltwise_layer.hpp"
 #include "crema/dnnl/dnnl_folded_conv_layer.hpp"
 #include "crema/dnnl/dnnl_folded_eltwise_layer.hpp"
+#include "crema/dnnl/dnnl_folded_normalize_layer.hpp"
 #include "crema/dnnl/dnnl_folded_permute_layer.hpp"
 #include "crema/dnnl/dnnl_folded_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/eltwise_layer.hpp"
+#include "crema/layers/normalize_layer.hpp"
 #include "crema/layers/permute_layer.hpp"
 #include "crema/layers/relu6_layer.hpp"
 #include "crema/layers/relu_layer.hpp"
@@ -229,17 +232,19 @@ Fold FoldPooling(const NetGraph<float>& graph, int i, Producers& producers) {
   return SetUpFold(std::make_shared<DnnlFoldedPooling>(layer.layer_param(), producer), graph, i, i);
 }
 
-// A Permute of one bottom a folded layer wrote in blocks, not in place
-// (the folded layer takes the orders it has a reorder for).
-Fold FoldPermute(const NetGraph<float>& graph, int i, Producers& producers) {
+// A layer of class Plain with one bottom a folded layer wrote in blocks,
+// not in place, as a Folded (which takes the settings it has a kernel for;
+// ready() is false for the others).
+template <template <typename> class Plain, typename Folded>
+Fold FoldReaderOfBlocks(const NetGraph<float>& graph, int i, Producers& producers) {
   const Layer<float>& layer = *graph.layers[i];
-  if (typeid(layer) != typeid(PermuteLayer<float>) || graph.bottoms[i].size() != 1 ||
+  if (typeid(layer) != typeid(Plain<float>) || graph.bottoms[i].size() != 1 ||
       graph.tops[i].size() != 1 || graph.bottoms[i][0] == graph.tops[i][0]) {
     return {};
   }
   const FoldedOutput* producer = producers[graph.bottoms[i][0]];
   if (!producer || !producer->BlockedOutputDesc()) return {};
-  return SetUpFold(std::make_shared<DnnlFoldedPermute>(layer.layer_param(), producer), graph, i, i);
+  return SetUpFold(std::make_shared<Folded>(layer.layer_param(), producer), graph, i, i);
 }
 
 // An Eltwise (not engine CAFFE) of two bottoms, at least one a folded
@@ -290,7 +295,11 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     }
     Fold fold = FoldConvolution(graph, i, producers, convolutions, seams);
     if (!fold.layer) fold = FoldPooling(graph, i, producers);
-    if (!fold.layer) fold = FoldPermute(graph, i, producers);
+    if (!fold.layer)
+      fold = FoldReaderOfBlocks<PermuteLayer, DnnlFoldedPermute>(graph, i, producers);
+    if (!fold.layer) {
+      fold = FoldReaderOfBlocks<NormalizeLayer, DnnlFoldedNormalize>(graph, i, producers);
+    }
     if (!fold.layer) fold = FoldEltwise(graph, i, producers, convolutions, seams);
     if (!fold.layer) continue;
     Blob<float>* blob = graph.tops[i][0];
