@@ -119,12 +119,17 @@ std::vector<int> ApplyNms(const std::vector<DetectionBox>& boxes, const std::vec
   for (size_t i = 0; i < scores.size(); ++i) {
     if (scores[i] > score_threshold) candidates.emplace_back(scores[i], static_cast<int>(i));
   }
-  // Stable: among equal scores the lower index comes first.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const std::pair<float, int>& a, const std::pair<float, int>& b) {
-                     return a.first > b.first;
-                   });
-  if (top_k > -1 && top_k < static_cast<int>(candidates.size())) candidates.resize(top_k);
+  // Highest score first; among equal scores the lower index first. Only
+  // the top_k first are put in order (and kept).
+  const auto before = [](const std::pair<float, int>& a, const std::pair<float, int>& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  if (top_k > -1 && top_k < static_cast<int>(candidates.size())) {
+    std::partial_sort(candidates.begin(), candidates.begin() + top_k, candidates.end(), before);
+    candidates.resize(top_k);
+  } else {
+    std::sort(candidates.begin(), candidates.end(), before);
+  }
   std::vector<int> kept;
   float threshold = nms_threshold;
   for (const auto& candidate : candidates) {
