@@ -413,6 +413,18 @@ TEST_F(FusedPairsTest, AnInputWrittenAfterThePassLeavesTheOutputAsComputed) {
   ExpectSamePairs();  // and from the written dw1
 }
 
+// A memory exposed (a numpy view held across passes) takes deferred
+// contents at once: the pointwise pass runs then, and its reader reads it.
+TEST_F(FusedPairsTest, AnExposedPointwiseOutputIsWrittenAtItsPass) {
+  SyncedMemory& memory = *folded_->blob_by_name("pw1")->data();
+  memory.Expose();
+  folded_->Forward();
+  plain_->Forward();
+  EXPECT_FALSE(LeftPending(*folded_, "pw1"));
+  ExpectSamePairs();
+  memory.Unexpose();
+}
+
 TEST_F(FusedPairsTest, APointwiseOutputWrittenBeforeItsReaderIsRead) {
   for (Net<float>* net : {folded_.get(), plain_.get()}) {
     net->ForwardTo(LayerIndex(*net, "relu1"));

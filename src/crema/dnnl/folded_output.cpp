@@ -98,8 +98,10 @@ void FoldedOutput::Written(Blob<float>* top) {
 
 void FoldedOutput::WrittenLater(Blob<float>* top, Pass pass) {
   CHECK(blocked_) << "a pass left pending writes the blocked buffer";
-  Written(top);
+  // Pending before the deferral: an exposed memory takes the contents at
+  // once (SyncedMemory::Defer), and the pass must run for them.
   pending_ = std::move(pass);
+  Written(top);
 }
 
 void FoldedOutput::EndDeferral() {
