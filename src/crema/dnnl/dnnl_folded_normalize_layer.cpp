@@ -1,6 +1,10 @@
 #include "crema/dnnl/dnnl_folded_normalize_layer.hpp"
 
+#include <immintrin.h>
+#include <omp.h>
+
 #include <cmath>
+#include <cstdint>
 
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
@@ -41,49 +45,93 @@ bool DnnlFoldedNormalize::MakePrimitives(const std::vector<Blob<float>*>& bottom
   p->src_in =
       dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), p->plain, DnnlEngine(), p->blocks));
   p->scale.assign(static_cast<size_t>(p->channel_blocks) * p->width, 0.0f);
-  p->inverse_norm.resize(p->positions);
   SetUpOutput(p->blocks, p->plain);
   return true;
 }
 
-// Block b of image n holds channels b * width ... at position s in lanes
-// ((n * channel_blocks + b) * positions + s) * width + lane; padded lanes
-// are zero, so they add nothing to a norm, and their scale is zero.
+namespace {
+
+#define CREMA_AVX512 __attribute__((target("avx512f")))
+
+// Where the blocks lie: block b of image n holds channels b * width ... at
+// position s in lanes ((n * blocks + b) * positions + s) * width + lane.
+// Padded lanes are zero, so they add nothing to a norm, and their scale is
+// zero. Each position's channel vector is read twice: once for its norm,
+// once (from the first-level cache) for the output.
+struct BlockGeometry {
+  int width, blocks, positions;
+  size_t block() const { return static_cast<size_t>(positions) * width; }
+};
+
+void NormalizePositions(const BlockGeometry& g, const float* x, const float* scale, float eps,
+                        float* y, int64_t first, int64_t end) {
+  const size_t image = g.blocks * g.block();
+  for (int64_t at = first; at < end; ++at) {
+    const size_t base = (at / g.positions) * image + (at % g.positions) * g.width;
+    float sum = 0;
+    for (int b = 0; b < g.blocks; ++b) {
+      const float* v = x + base + b * g.block();
+      for (int lane = 0; lane < g.width; ++lane) sum += v[lane] * v[lane];
+    }
+    const float inverse = 1.0f / std::sqrt(sum + eps);
+    for (int b = 0; b < g.blocks; ++b) {
+      const float* v = x + base + b * g.block();
+      for (int lane = 0; lane < g.width; ++lane) {
+        y[base + b * g.block() + lane] = scale[b * g.width + lane] * v[lane] * inverse;
+      }
+    }
+  }
+}
+
+CREMA_AVX512 void NormalizePositions16(const BlockGeometry& g, const float* x, const float* scale,
+                                       float eps, float* y, int64_t first, int64_t end) {
+  const size_t image = g.blocks * g.block();
+  for (int64_t at = first; at < end; ++at) {
+    const size_t base = (at / g.positions) * image + (at % g.positions) * 16;
+    __m512 squares = _mm512_setzero_ps();
+    for (int b = 0; b < g.blocks; ++b) {
+      const __m512 v = _mm512_loadu_ps(x + base + b * g.block());
+      squares = _mm512_fmadd_ps(v, v, squares);
+    }
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, squares);
+    float sum = 0;
+    for (const float lane : lanes) sum += lane;
+    const __m512 inverse = _mm512_set1_ps(1.0f / std::sqrt(sum + eps));
+    for (int b = 0; b < g.blocks; ++b) {
+      const __m512 v = _mm512_loadu_ps(x + base + b * g.block());
+      const __m512 factor = _mm512_mul_ps(_mm512_loadu_ps(scale + b * 16), inverse);
+      _mm512_storeu_ps(y + base + b * g.block(), _mm512_mul_ps(v, factor));
+    }
+  }
+}
+
+}  // namespace
+
 void DnnlFoldedNormalize::Forward_cpu(const std::vector<Blob<float>*>& bottom,
                                       const std::vector<Blob<float>*>& top) {
   DnnlFoldedNormalizePrimitives& p = *primitives_;
-  const int channels = bottom[0]->shape(1), width = p.width, positions = p.positions;
+  const int channels = bottom[0]->shape(1);
   const float* scale = this->blobs_[0]->cpu_data();
   const bool shared = this->layer_param_.norm_param().channel_shared();
   for (int c = 0; c < channels; ++c) p.scale[c] = scale[shared ? 0 : c];
   const float eps = this->layer_param_.norm_param().eps();
-  const dnnl::memory src = Input(producer_, bottom[0], p.plain, p.src, p.src_in);
-  const float* x = static_cast<const float*>(src.get_data_handle());
-  const dnnl::memory dst = OutputFor(top[0]);
-  float* y = static_cast<float*>(dst.get_data_handle());
-  const size_t block = static_cast<size_t>(positions) * width;
-  for (int n = 0; n < bottom[0]->shape(0); ++n) {
-    const size_t image = static_cast<size_t>(n) * p.channel_blocks * block;
-    for (int s = 0; s < positions; ++s) {
-      float sums[16] = {};
-      for (int b = 0; b < p.channel_blocks; ++b) {
-        const float* v = x + image + b * block + static_cast<size_t>(s) * width;
-        for (int lane = 0; lane < width; ++lane) sums[lane] += v[lane] * v[lane];
-      }
-      float sum = 0;
-      for (int lane = 0; lane < width; ++lane) sum += sums[lane];
-      p.inverse_norm[s] = 1.0f / std::sqrt(sum + eps);
-    }
-    for (int b = 0; b < p.channel_blocks; ++b) {
-      const float* v = x + image + b * block;
-      float* out = y + image + b * block;
-      const float* g = p.scale.data() + b * width;
-      for (int s = 0; s < positions; ++s) {
-        const float inverse = p.inverse_norm[s];
-        for (int lane = 0; lane < width; ++lane) {
-          out[s * width + lane] = g[lane] * v[s * width + lane] * inverse;
-        }
-      }
+  const float* x = static_cast<const float*>(
+      Input(producer_, bottom[0], p.plain, p.src, p.src_in).get_data_handle());
+  float* y = static_cast<float*>(OutputFor(top[0]).get_data_handle());
+  const BlockGeometry g{p.width, p.channel_blocks, p.positions};
+  // Positions split evenly over oneDNN's OpenMP threads (the ones the
+  // primitives before and after run on: no other pool competes for the
+  // cores).
+  const int64_t count = static_cast<int64_t>(bottom[0]->shape(0)) * p.positions;
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t first = count * thread / threads, end = count * (thread + 1) / threads;
+    if (g.width == 16) {
+      NormalizePositions16(g, x, p.scale.data(), eps, y, first, end);
+    } else {
+      NormalizePositions(g, x, p.scale.data(), eps, y, first, end);
     }
   }
   Written(top[0]);
