@@ -9,19 +9,6 @@
 namespace crema {
 namespace ssd {
 
-float DetectionBoxArea(const DetectionBox& box) {
-  if (box.xmax < box.xmin || box.ymax < box.ymin) return 0;
-  return (box.xmax - box.xmin) * (box.ymax - box.ymin);
-}
-
-float JaccardOverlap(const DetectionBox& a, const DetectionBox& b) {
-  const float width = std::min(a.xmax, b.xmax) - std::max(a.xmin, b.xmin);
-  const float height = std::min(a.ymax, b.ymax) - std::max(a.ymin, b.ymin);
-  if (width <= 0 || height <= 0) return 0;
-  const float intersection = width * height;
-  return intersection / (DetectionBoxArea(a) + DetectionBoxArea(b) - intersection);
-}
-
 namespace {
 
 // CORNER: each corner moves by its offset (times its variance).
@@ -84,15 +71,16 @@ DetectionBox EncodeCenterSize(const DetectionBox& prior, const float* v, const D
   const float width = box.xmax - box.xmin, height = box.ymax - box.ymin;
   const float dx = (box.xmin + box.xmax) / 2 - (prior.xmin + prior.xmax) / 2;
   const float dy = (box.ymin + box.ymax) / 2 - (prior.ymin + prior.ymax) / 2;
-  return {dx / prior_width / v[0], dy / prior_height / v[1],
-          std::log(width / prior_width) / v[2], std::log(height / prior_height) / v[3]};
+  return {dx / prior_width / v[0], dy / prior_height / v[1], std::log(width / prior_width) / v[2],
+          std::log(height / prior_height) / v[3]};
 }
 
 DetectionBox EncodeCornerSize(const DetectionBox& prior, const float* v, const DetectionBox& box) {
   const float prior_width = prior.xmax - prior.xmin;
   const float prior_height = prior.ymax - prior.ymin;
-  return {(box.xmin - prior.xmin) / prior_width / v[0], (box.ymin - prior.ymin) / prior_height / v[1],
-          (box.xmax - prior.xmax) / prior_width / v[2], (box.ymax - prior.ymax) / prior_height / v[3]};
+  return {
+      (box.xmin - prior.xmin) / prior_width / v[0], (box.ymin - prior.ymin) / prior_height / v[1],
+      (box.xmax - prior.xmax) / prior_width / v[2], (box.ymax - prior.ymax) / prior_height / v[3]};
 }
 
 }  // namespace
@@ -113,35 +101,55 @@ DetectionBox EncodeBox(const DetectionBox& prior, const float* variance, const D
   return {};
 }
 
-std::vector<int> ApplyNms(const std::vector<DetectionBox>& boxes, const std::vector<float>& scores,
-                          float score_threshold, float nms_threshold, float eta, int top_k) {
-  std::vector<std::pair<float, int>> candidates;
+std::vector<int> NmsCandidates(const std::vector<float>& scores, float score_threshold, int top_k) {
+  std::vector<std::pair<float, int>> ranked;
   for (size_t i = 0; i < scores.size(); ++i) {
-    if (scores[i] > score_threshold) candidates.emplace_back(scores[i], static_cast<int>(i));
+    if (scores[i] > score_threshold) ranked.emplace_back(scores[i], static_cast<int>(i));
   }
-  // Highest score first; among equal scores the lower index first. Only
-  // the top_k first are put in order (and kept).
+  // Only the top_k first are put in order (and kept).
   const auto before = [](const std::pair<float, int>& a, const std::pair<float, int>& b) {
     return a.first > b.first || (a.first == b.first && a.second < b.second);
   };
-  if (top_k > -1 && top_k < static_cast<int>(candidates.size())) {
-    std::partial_sort(candidates.begin(), candidates.begin() + top_k, candidates.end(), before);
-    candidates.resize(top_k);
+  if (top_k > -1 && top_k < static_cast<int>(ranked.size())) {
+    std::partial_sort(ranked.begin(), ranked.begin() + top_k, ranked.end(), before);
+    ranked.resize(top_k);
   } else {
-    std::sort(candidates.begin(), candidates.end(), before);
+    std::sort(ranked.begin(), ranked.end(), before);
   }
+  std::vector<int> candidates;
+  candidates.reserve(ranked.size());
+  for (const auto& entry : ranked) candidates.push_back(entry.second);
+  return candidates;
+}
+
+std::vector<int> GreedyNms(const std::vector<DetectionBox>& boxes,
+                           const std::vector<int>& candidates, float nms_threshold, float eta) {
+  // The kept boxes beside their indices, with their areas (each candidate
+  // meets every kept box).
+  struct KeptBox {
+    DetectionBox box;
+    float area;
+  };
   std::vector<int> kept;
+  std::vector<KeptBox> kept_boxes;
   float threshold = nms_threshold;
-  for (const auto& candidate : candidates) {
-    const DetectionBox& box = boxes[candidate.second];
-    const bool keep = std::all_of(kept.begin(), kept.end(), [&](int k) {
-      return JaccardOverlap(box, boxes[k]) <= threshold;
+  for (const int candidate : candidates) {
+    const DetectionBox& box = boxes[candidate];
+    const float area = DetectionBoxArea(box);
+    const bool keep = std::all_of(kept_boxes.begin(), kept_boxes.end(), [&](const KeptBox& k) {
+      return JaccardOverlapOfAreas(box, area, k.box, k.area) <= threshold;
     });
     if (!keep) continue;
-    kept.push_back(candidate.second);
+    kept.push_back(candidate);
+    kept_boxes.push_back({box, area});
     if (eta < 1 && threshold > 0.5f) threshold *= eta;
   }
   return kept;
+}
+
+std::vector<int> ApplyNms(const std::vector<DetectionBox>& boxes, const std::vector<float>& scores,
+                          float score_threshold, float nms_threshold, float eta, int top_k) {
+  return GreedyNms(boxes, NmsCandidates(scores, score_threshold, top_k), nms_threshold, eta);
 }
 
 }  // namespace ssd

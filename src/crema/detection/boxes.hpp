@@ -5,6 +5,7 @@
 #ifndef CREMA_DETECTION_BOXES_HPP_
 #define CREMA_DETECTION_BOXES_HPP_
 
+#include <algorithm>
 #include <vector>
 
 #include "crema/proto/crema.pb.h"
@@ -18,9 +19,23 @@ struct DetectionBox {
 };
 
 // The area of box (0 when it is inverted), without SSD's +1 for pixels.
-float DetectionBoxArea(const DetectionBox& box);
-// Intersection over union of two normalised boxes (0 when they are disjoint).
-float JaccardOverlap(const DetectionBox& a, const DetectionBox& b);
+inline float DetectionBoxArea(const DetectionBox& box) {
+  if (box.xmax < box.xmin || box.ymax < box.ymin) return 0;
+  return (box.xmax - box.xmin) * (box.ymax - box.ymin);
+}
+// Intersection over union of two normalised boxes of the given areas
+// (DetectionBoxArea; 0 when the boxes are disjoint).
+inline float JaccardOverlapOfAreas(const DetectionBox& a, float area_a, const DetectionBox& b,
+                                   float area_b) {
+  const float width = std::min(a.xmax, b.xmax) - std::max(a.xmin, b.xmin);
+  const float height = std::min(a.ymax, b.ymax) - std::max(a.ymin, b.ymin);
+  if (width <= 0 || height <= 0) return 0;
+  const float intersection = width * height;
+  return intersection / (area_a + area_b - intersection);
+}
+inline float JaccardOverlap(const DetectionBox& a, const DetectionBox& b) {
+  return JaccardOverlapOfAreas(a, DetectionBoxArea(a), b, DetectionBoxArea(b));
+}
 // Box `offsets` decoded from prior with its four variances, by code_type.
 DetectionBox DecodeBox(const DetectionBox& prior, const float* variance,
                        const DetectionBox& offsets, PriorBoxParameter::CodeType code_type,
@@ -29,6 +44,15 @@ DetectionBox DecodeBox(const DetectionBox& prior, const float* variance,
 // a ground-truth box matched to `prior`.
 DetectionBox EncodeBox(const DetectionBox& prior, const float* variance, const DetectionBox& box,
                        PriorBoxParameter::CodeType code_type, bool variance_encoded_in_target);
+// The indices of the boxes scoring above score_threshold, best first (the
+// lower index first among equal scores); only the top_k best when top_k > -1.
+std::vector<int> NmsCandidates(const std::vector<float>& scores, float score_threshold, int top_k);
+// Greedy NMS over `candidates` (indices into boxes, best first): each is
+// kept unless it overlaps a kept one by more than the threshold, which
+// shrinks by eta (while above 0.5) after each box kept. The kept indices,
+// best first.
+std::vector<int> GreedyNms(const std::vector<DetectionBox>& boxes,
+                           const std::vector<int>& candidates, float nms_threshold, float eta);
 // The indices of the boxes greedy NMS keeps among those scoring above
 // score_threshold (the top_k best when top_k > -1), by descending score.
 std::vector<int> ApplyNms(const std::vector<DetectionBox>& boxes, const std::vector<float>& scores,

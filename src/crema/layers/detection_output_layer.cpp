@@ -92,26 +92,26 @@ void DetectionOutputLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
 }
 
 template <typename Dtype>
-std::vector<std::vector<ssd::DetectionBox>> DetectionOutputLayer<Dtype>::DecodeImage(
-    const Blob<Dtype>& loc, const Blob<Dtype>& prior, int n) const {
+void DetectionOutputLayer<Dtype>::Decode(const Blob<Dtype>& loc, const Blob<Dtype>& prior, int n,
+                                         int loc_class, const std::vector<int>& priors,
+                                         ImageBoxes* image) const {
   const Dtype* loc_data = loc.cpu_data() + loc.offset(n);
   const Dtype* prior_data = prior.cpu_data();
   const Dtype* variance_data = prior_data + num_priors_ * 4;
-  std::vector<std::vector<ssd::DetectionBox>> boxes(num_loc_classes_,
-                                                    std::vector<ssd::DetectionBox>(num_priors_));
-  for (int p = 0; p < num_priors_; ++p) {
+  std::vector<ssd::DetectionBox>& boxes = image->boxes[loc_class];
+  std::vector<bool>& decoded = image->decoded[loc_class];
+  for (const int p : priors) {
+    if (decoded[p]) continue;
     const Dtype* q = prior_data + p * 4;
     const ssd::DetectionBox prior_box{float(q[0]), float(q[1]), float(q[2]), float(q[3])};
     const float variance[4] = {float(variance_data[p * 4]), float(variance_data[p * 4 + 1]),
                                float(variance_data[p * 4 + 2]), float(variance_data[p * 4 + 3])};
-    for (int c = 0; c < num_loc_classes_; ++c) {
-      const Dtype* d = loc_data + (p * num_loc_classes_ + c) * 4;
-      const ssd::DetectionBox offsets{float(d[0]), float(d[1]), float(d[2]), float(d[3])};
-      boxes[c][p] =
-          ssd::DecodeBox(prior_box, variance, offsets, code_type_, variance_encoded_in_target_);
-    }
+    const Dtype* d = loc_data + (p * num_loc_classes_ + loc_class) * 4;
+    const ssd::DetectionBox offsets{float(d[0]), float(d[1]), float(d[2]), float(d[3])};
+    boxes[p] =
+        ssd::DecodeBox(prior_box, variance, offsets, code_type_, variance_encoded_in_target_);
+    decoded[p] = true;
   }
-  return boxes;
 }
 
 // scores[c][p]: class c's score of prior p in image n.
@@ -128,14 +128,19 @@ std::vector<std::vector<float>> DetectionOutputLayer<Dtype>::ImageScores(const B
 
 template <typename Dtype>
 typename DetectionOutputLayer<Dtype>::KeptIndices DetectionOutputLayer<Dtype>::DetectImage(
-    const std::vector<std::vector<ssd::DetectionBox>>& boxes,
-    const std::vector<std::vector<float>>& scores) const {
+    const Blob<Dtype>& loc, const Blob<Dtype>& prior, int n,
+    const std::vector<std::vector<float>>& scores, ImageBoxes* image) const {
+  image->boxes.assign(num_loc_classes_, std::vector<ssd::DetectionBox>(num_priors_));
+  image->decoded.assign(num_loc_classes_, std::vector<bool>(num_priors_, false));
   KeptIndices kept;
   for (int c = 0; c < num_classes_; ++c) {
     if (c == background_label_id_) continue;
-    const std::vector<ssd::DetectionBox>& class_boxes = boxes[share_location_ ? 0 : c];
+    const int loc_class = share_location_ ? 0 : c;
+    const std::vector<int> candidates =
+        ssd::NmsCandidates(scores[c], confidence_threshold_, top_k_);
+    Decode(loc, prior, n, loc_class, candidates, image);
     std::vector<int> indices =
-        ssd::ApplyNms(class_boxes, scores[c], confidence_threshold_, nms_threshold_, eta_, top_k_);
+        ssd::GreedyNms(image->boxes[loc_class], candidates, nms_threshold_, eta_);
     if (!indices.empty()) kept[c] = std::move(indices);
   }
   KeepTopK(scores, &kept);
@@ -165,14 +170,13 @@ template <typename Dtype>
 void DetectionOutputLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                               const std::vector<Blob<Dtype>*>& top) {
   const int num = bottom[0]->shape(0);
-  std::vector<std::vector<std::vector<ssd::DetectionBox>>> boxes(num);
+  std::vector<ImageBoxes> boxes(num);
   std::vector<std::vector<std::vector<float>>> scores(num);
   std::vector<KeptIndices> kept(num);
   int num_kept = 0;
   for (int n = 0; n < num; ++n) {
-    boxes[n] = DecodeImage(*bottom[0], *bottom[2], n);
     scores[n] = ImageScores(*bottom[1], n);
-    kept[n] = DetectImage(boxes[n], scores[n]);
+    kept[n] = DetectImage(*bottom[0], *bottom[2], n, scores[n], &boxes[n]);
     for (const auto& entry : kept[n]) num_kept += static_cast<int>(entry.second.size());
   }
   if (num_kept == 0) {
@@ -187,7 +191,8 @@ void DetectionOutputLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   for (int n = 0; n < num; ++n) {
     for (const auto& entry : kept[n]) {
       const int label = entry.first;
-      const std::vector<ssd::DetectionBox>& class_boxes = boxes[n][share_location_ ? 0 : label];
+      const std::vector<ssd::DetectionBox>& class_boxes =
+          boxes[n].boxes[share_location_ ? 0 : label];
       for (int index : entry.second) {
         const ssd::DetectionBox& box = class_boxes[index];
         const Dtype values[7] = {Dtype(n),        Dtype(label),    Dtype(scores[n][label][index]),

@@ -56,11 +56,17 @@ class DetectionOutputLayer : public Layer<Dtype> {
 
   void ReadNmsParameters();
   void WarnAboutOutputsNotWritten() const;
-  // The decoded boxes of image n, by loc class (index 0 alone when shared).
-  std::vector<std::vector<ssd::DetectionBox>> DecodeImage(const Blob<Dtype>& loc,
-                                                          const Blob<Dtype>& prior, int n) const;
-  KeptIndices DetectImage(const std::vector<std::vector<ssd::DetectionBox>>& boxes,
-                          const std::vector<std::vector<float>>& scores) const;
+  // The boxes of image n by loc class (index 0 alone when shared), each
+  // decoded when NMS first meets it (the top_k candidates of each class,
+  // of thousands of priors); `decoded` says which are.
+  struct ImageBoxes {
+    std::vector<std::vector<ssd::DetectionBox>> boxes;
+    std::vector<std::vector<bool>> decoded;
+  };
+  void Decode(const Blob<Dtype>& loc, const Blob<Dtype>& prior, int n, int loc_class,
+              const std::vector<int>& priors, ImageBoxes* image) const;
+  KeptIndices DetectImage(const Blob<Dtype>& loc, const Blob<Dtype>& prior, int n,
+                          const std::vector<std::vector<float>>& scores, ImageBoxes* image) const;
   // Keeps the keep_top_k best scores across the labels of one image.
   void KeepTopK(const std::vector<std::vector<float>>& scores, KeptIndices* kept) const;
   std::vector<std::vector<float>> ImageScores(const Blob<Dtype>& conf, int n) const;
