@@ -80,6 +80,28 @@ TYPED_TEST(PriorBoxLayerTest, ForwardByHand) {
   ExpectNear(top, expected);
 }
 
+// The boxes depend on the sizes alone, so a pass writes them only where the
+// top does not hold them already: a top written since, or new sizes, get
+// them anew.
+TYPED_TEST(PriorBoxLayerTest, APassRewritesATopChangedSinceOrNewSizes) {
+  using Dtype = typename TypeParam::Dtype;
+  PriorBoxLayer<Dtype> layer(this->Param("min_size: 2 max_size: 8 aspect_ratio: 2"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  const std::vector<Dtype> first(this->top_->cpu_data(),
+                                 this->top_->cpu_data() + this->top_->count());
+  this->top_->mutable_cpu_data()[5] = Dtype(7);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(this->top_->cpu_data()[5], first[5]);
+  this->feature_->Reshape({1, 5, 2, 2});
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  ASSERT_EQ(this->top_->count(), 2 * 64);
+  // Steps now 2 pixels down: the first 2 x 2 box spans y 0 to 2 (ymin 0),
+  // the first of the second row (index 32) y 2 to 4 (ymin 0.5).
+  EXPECT_NEAR(this->top_->cpu_data()[1], 0.0, 1e-6);
+  EXPECT_NEAR(this->top_->cpu_data()[32 + 1], 0.5, 1e-6);
+}
+
 TYPED_TEST(PriorBoxLayerTest, ClipAndFourVariances) {
   // 6 x 6 boxes at (2, 2) and (6, 2) reach past the image; clip cuts them.
   const auto top = this->Forward(

@@ -13,6 +13,9 @@
 #ifndef CREMA_LAYERS_PRIOR_BOX_LAYER_HPP_
 #define CREMA_LAYERS_PRIOR_BOX_LAYER_HPP_
 
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "crema/layer.hpp"
@@ -63,6 +66,12 @@ class PriorBoxLayer : public Layer<Dtype> {
   float step_w_ = 0;
   float offset_ = 0.5;
   int num_priors_ = 0;
+  // What the top holds: the priors for these bottom sizes (feature map and
+  // image, H and W), written into this memory, whose stamp after the
+  // write is this. While all three hold, a pass has nothing to write.
+  std::array<int, 4> written_sizes_{};
+  std::weak_ptr<SyncedMemory> written_memory_;
+  uint64_t written_stamp_ = 0;
 };
 
 }  // namespace crema
