@@ -11,10 +11,11 @@ namespace crema {
 namespace {
 
 // Runs one stage of a layer. An Error raised below it (a blob's shape, a
-// filler, a file) gains the layer's name and type, unless it names the layer
-// already. A MemoryError passes as it is: the net names the layer and stage.
-template <typename Stage>
-void NamingTheLayer(const LayerParameter& param, const char* type, Stage stage) {
+// filler, a file) gains the layer's name and type (type_of(), asked only
+// then: a pass should not pay for it), unless it names the layer already. A
+// MemoryError passes as it is: the net names the layer and stage.
+template <typename TypeOf, typename Stage>
+void NamingTheLayer(const LayerParameter& param, TypeOf type_of, Stage stage) {
   try {
     stage();
   } catch (const MemoryError&) {
@@ -22,7 +23,7 @@ void NamingTheLayer(const LayerParameter& param, const char* type, Stage stage) 
   } catch (const Error& error) {
     const std::string layer = "layer '" + param.name() + "'";
     if (std::string(error.what()).compare(0, layer.size(), layer) == 0) throw;
-    throw Error(layer + " (" + std::string(type) + "): " + error.what());
+    throw Error(layer + " (" + std::string(type_of()) + "): " + error.what());
   }
 }
 
@@ -35,15 +36,17 @@ Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param) {
   for (int i = 0; i < layer_param_.blobs_size(); ++i) {
     blobs_[i].reset(new Blob<Dtype>());
     // type() is not yet the derived layer's here; the parameter's type is.
-    NamingTheLayer(param, param.type().c_str(), [&] {
-      try {
-        blobs_[i]->FromProto(layer_param_.blobs(i));
-      } catch (const MemoryError&) {
-        throw;
-      } catch (const Error& error) {
-        CREMA_FAIL("blob " << i << ": " << error.what());
-      }
-    });
+    NamingTheLayer(
+        param, [&] { return param.type().c_str(); },
+        [&] {
+          try {
+            blobs_[i]->FromProto(layer_param_.blobs(i));
+          } catch (const MemoryError&) {
+            throw;
+          } catch (const Error& error) {
+            CREMA_FAIL("blob " << i << ": " << error.what());
+          }
+        });
   }
 }
 
@@ -58,14 +61,16 @@ Layer<Dtype>::~Layer() = default;
 template <typename Dtype>
 void Layer<Dtype>::SetUp(const std::vector<Blob<Dtype>*>& bottom,
                          const std::vector<Blob<Dtype>*>& top) {
-  NamingTheLayer(layer_param_, type(), [&] {
-    CheckBlobCounts(bottom, top);
-    LayerSetUp(bottom, top);
-    // Every learnable blob gets a gradient unless the net says otherwise.
-    param_propagate_down_.resize(blobs_.size(), true);
-    Reshape(bottom, top);
-    SetLossWeights(top);
-  });
+  NamingTheLayer(
+      layer_param_, [this] { return type(); },
+      [&] {
+        CheckBlobCounts(bottom, top);
+        LayerSetUp(bottom, top);
+        // Every learnable blob gets a gradient unless the net says otherwise.
+        param_propagate_down_.resize(blobs_.size(), true);
+        Reshape(bottom, top);
+        SetLossWeights(top);
+      });
 }
 
 template <typename Dtype>
@@ -73,18 +78,22 @@ Dtype Layer<Dtype>::Forward(const std::vector<Blob<Dtype>*>& bottom,
                             const std::vector<Blob<Dtype>*>& top) {
   // A layer shared by several solver threads is entered by one at a time,
   // in rank order (each solver's index within this process).
-  TurnstileGuard turn(forward_turn_.get(),
-                      Context::solver_rank() % std::max(1, Context::local_solver_count()));
+  Turnstile* const turnstile = forward_turn_.get();
+  TurnstileGuard turn(
+      turnstile,
+      turnstile ? Context::solver_rank() % std::max(1, Context::local_solver_count()) : 0);
   Dtype total_loss = 0;
   const bool gpu = Context::mode() == Context::GPU;
-  NamingTheLayer(layer_param_, type(), [&] {
-    Reshape(bottom, top);
-    if (gpu) {
-      Forward_gpu(bottom, top);
-    } else {
-      Forward_cpu(bottom, top);
-    }
-  });
+  NamingTheLayer(
+      layer_param_, [this] { return type(); },
+      [&] {
+        Reshape(bottom, top);
+        if (gpu) {
+          Forward_gpu(bottom, top);
+        } else {
+          Forward_cpu(bottom, top);
+        }
+      });
   // A loss top's diff holds its loss weight (SetLossWeights), so the weighted
   // loss is the dot product of its data and diff.
   for (size_t top_id = 0; top_id < top.size(); ++top_id) {
@@ -107,13 +116,15 @@ template <typename Dtype>
 void Layer<Dtype>::Backward(const std::vector<Blob<Dtype>*>& top,
                             const std::vector<bool>& propagate_down,
                             const std::vector<Blob<Dtype>*>& bottom) {
-  NamingTheLayer(layer_param_, type(), [&] {
-    if (Context::mode() == Context::GPU) {
-      Backward_gpu(top, propagate_down, bottom);
-    } else {
-      Backward_cpu(top, propagate_down, bottom);
-    }
-  });
+  NamingTheLayer(
+      layer_param_, [this] { return type(); },
+      [&] {
+        if (Context::mode() == Context::GPU) {
+          Backward_gpu(top, propagate_down, bottom);
+        } else {
+          Backward_cpu(top, propagate_down, bottom);
+        }
+      });
 }
 
 template <typename Dtype>

@@ -228,13 +228,30 @@ bool DnnlFoldedConvolution<Reference>::WinogradPays() const {
 }
 
 template <template <typename> class Reference>
-std::vector<uint64_t> DnnlFoldedConvolution<Reference>::SourceStamps() const {
-  std::vector<uint64_t> stamps;
-  for (const auto& blob : this->blobs_) stamps.push_back(blob->data()->stamp());
+template <typename Visit>
+void DnnlFoldedConvolution<Reference>::ForEachSourceStamp(Visit visit) const {
+  for (const auto& blob : this->blobs_) visit(blob->data()->stamp());
   for (const Blob<float>* blob : {folds_.mean_sums, folds_.variance_sums, folds_.average_factor,
                                   folds_.scale, folds_.shift}) {
-    if (blob) stamps.push_back(blob->data()->stamp());
+    if (blob) visit(blob->data()->stamp());
   }
+}
+
+template <template <typename> class Reference>
+bool DnnlFoldedConvolution<Reference>::PackedCurrent() const {
+  size_t i = 0;
+  bool same = true;
+  ForEachSourceStamp([&](uint64_t stamp) {
+    same = same && i < packed_stamps_.size() && packed_stamps_[i] == stamp;
+    ++i;
+  });
+  return same && i == packed_stamps_.size();
+}
+
+template <template <typename> class Reference>
+std::vector<uint64_t> DnnlFoldedConvolution<Reference>::SourceStamps() const {
+  std::vector<uint64_t> stamps;
+  ForEachSourceStamp([&](uint64_t stamp) { stamps.push_back(stamp); });
   return stamps;
 }
 
@@ -290,10 +307,9 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
   // buffers below, and runs here where a memory other than the top's
   // defers to it.
   const dnnl::memory dst = this->OutputFor(top[0]);
-  std::vector<uint64_t> stamps = SourceStamps();
-  if (stamps != packed_stamps_) {
+  if (!PackedCurrent()) {
     FoldAndPack(&p);
-    packed_stamps_ = std::move(stamps);
+    packed_stamps_ = SourceStamps();
   }
   if (pointwise_ && RunFused(pointwise_->PendingFor(bottom[0]), dst)) {
     this->Written(top[0]);

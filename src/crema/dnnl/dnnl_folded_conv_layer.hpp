@@ -88,6 +88,11 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   bool WinogradPays() const;
   // The stamps of every blob the packed weights and bias come from.
   std::vector<uint64_t> SourceStamps() const;
+  template <typename Visit>
+  void ForEachSourceStamp(Visit visit) const;
+  // Whether packed_stamps_ are the sources' stamps (compared in place: it
+  // runs every pass).
+  bool PackedCurrent() const;
   // Folds the chain into weights and bias and packs the weights.
   void FoldAndPack(DnnlFoldedPrimitives* p);
   // The fused primitive of pointwise_ and this layer into p, where oneDNN

@@ -36,6 +36,20 @@ dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain) {
                             blocks.width == 0 ? dnnl::memory::format_tag::any : blocks.tag);
 }
 
+namespace {
+
+// Whether two memories have one layout, compared where oneDNN keeps them
+// (memory::get_desc copies each: this runs every pass).
+bool SameLayout(const dnnl::memory& a, const dnnl::memory& b) {
+  const dnnl_memory_desc_t* da = nullptr;
+  const dnnl_memory_desc_t* db = nullptr;
+  dnnl::error::wrap_c_api(dnnl_memory_get_memory_desc(a.get(), &da), "memory layout");
+  dnnl::error::wrap_c_api(dnnl_memory_get_memory_desc(b.get(), &db), "memory layout");
+  return dnnl_memory_desc_equal(da, db) != 0;
+}
+
+}  // namespace
+
 FoldedOutput::~FoldedOutput() { EndDeferral(); }
 
 const dnnl::memory* FoldedOutput::BlockedOutput(Blob<float>* top) const {
@@ -115,7 +129,7 @@ dnnl::memory FoldedOutput::Input(const FoldedOutput* producer, Blob<float>* bott
                                  const dnnl::reorder& move) {
   if (!own) return Wrap(plain, bottom->cpu_data());
   const dnnl::memory* blocks = producer ? producer->BlockedOutput(bottom) : nullptr;
-  if (blocks && blocks->get_desc() == own.get_desc()) return *blocks;
+  if (blocks && SameLayout(*blocks, own)) return *blocks;
   DnnlRun(move, {{DNNL_ARG_FROM, Wrap(plain, bottom->cpu_data())}, {DNNL_ARG_TO, own}});
   return own;
 }

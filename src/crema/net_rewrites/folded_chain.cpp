@@ -21,9 +21,17 @@ std::vector<std::vector<int>> FoldedChain::Shapes() const {
   return shapes;
 }
 
+bool FoldedChain::ShapesAsReshaped() const {
+  if (reshaped_.size() != bottom_.size() + 1) return false;
+  for (size_t b = 0; b < bottom_.size(); ++b) {
+    if (bottom_[b]->shape() != reshaped_[b]) return false;
+  }
+  return blob_vec_[0]->shape() == reshaped_.back();
+}
+
 void FoldedChain::Reshape(int slot) {
   if (slot == 0) {
-    shapes_unchanged_ = !reshaped_.empty() && Shapes() == reshaped_;
+    shapes_unchanged_ = ShapesAsReshaped();
     if (shapes_unchanged_) return;
     plain_[0]->Reshape(bottom_, blob_vec_);
     folded_->Reshape(bottom_, blob_vec_);

@@ -57,6 +57,9 @@ class FoldedChain {
 
  private:
   std::vector<std::vector<int>> Shapes() const;
+  // Whether the shapes are those of reshaped_ (compared in place: it runs
+  // every pass).
+  bool ShapesAsReshaped() const;
   // Runs slot's plain forward pass on its bottoms and tops.
   void PlainForward(int slot);
   const std::vector<Blob<float>*>& Bottoms(int slot) const {

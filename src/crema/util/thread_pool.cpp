@@ -7,6 +7,7 @@ extern "C" {
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/thread/thread.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -42,8 +43,10 @@ boost::mutex& BudgetMutex() {
   return mutex;
 }
 
-int& BudgetValue() {
-  static int budget = 0;  // 0: not set yet
+// Written under BudgetMutex; read without it once set (every oneDNN pass
+// asks).
+std::atomic<int>& BudgetValue() {
+  static std::atomic<int> budget{0};  // 0: not set yet
   return budget;
 }
 
@@ -84,10 +87,12 @@ void SpinUntil(const Ready& ready) {
 }  // namespace
 
 int ThreadBudget() {
+  const int set = BudgetValue().load(std::memory_order_acquire);
+  if (set != 0) return set;
   boost::mutex::scoped_lock lock(BudgetMutex());
   if (BudgetValue() == 0) {
+    openblas_set_num_threads(1);  // before the budget shows as set
     BudgetValue() = DefaultThreadBudget();
-    openblas_set_num_threads(1);
   }
   return BudgetValue();
 }
