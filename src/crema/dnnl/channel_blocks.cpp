@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "crema/util/cpu_features.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -19,10 +20,9 @@ namespace {
 
 constexpr int kBlock = 16;
 
-// The kernels are compiled for AVX-512 whatever the build's target; callers
-// reach them only on CPUs that have it (ChannelBlocksSupported, DnnlHasBf16).
-#define CREMA_AVX512 __attribute__((target("avx512f")))
-#define CREMA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+// The kernels are compiled for AVX-512 whatever the build's target
+// (util/cpu_features.hpp); callers reach them only on CPUs that have it
+// (ChannelBlocksSupported, DnnlHasBf16).
 
 // rows[r] holds 16 values of row r; afterwards rows[k] holds the k-th value
 // of every row (a 16x16 transpose: pairs, quads, then 128-bit lanes twice).
@@ -260,9 +260,6 @@ CREMA_AVX512 void WeightTileToPlain(const float* tile, float* first, int output_
   }
 }
 
-#undef CREMA_AVX512
-#undef CREMA_AVX512_BF16
-
 // Calls body(offset) for every block of 16 channels of every image: both
 // layouts put block b (image b / blocks, channels 16 * (b % blocks) on) at
 // the offset b * 16 * spatial.
@@ -336,10 +333,7 @@ void WeightBlocksAddToPlain(const float* in, float* out, int outputs, int inputs
   });
 }
 
-bool ChannelBlocksSupported() {
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  return supported;
-}
+bool ChannelBlocksSupported() { return HasAvx512(); }
 
 void PlainToChannelBlocks(const float* in, float* out, int num, int channels, int spatial) {
   ForEachBlock(num, channels, spatial,

@@ -8,6 +8,7 @@
 
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
+#include "crema/util/cpu_features.hpp"
 
 namespace crema {
 
@@ -50,8 +51,6 @@ bool DnnlFoldedNormalize::MakePrimitives(const std::vector<Blob<float>*>& bottom
 }
 
 namespace {
-
-#define CREMA_AVX512 __attribute__((target("avx512f")))
 
 // Where the blocks lie: block b of image n holds channels b * width ... at
 // position s in lanes ((n * blocks + b) * positions + s) * width + lane.

@@ -15,6 +15,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
+
+#include "crema/util/cpu_features.hpp"
 #endif
 
 namespace crema {
@@ -173,8 +175,6 @@ void Im2rowPlain(const Dtype* data_im, const Geometry2d& g, Dtype* data_rows) {
 // same places as the plain loops, and col2im adds each image value's entries
 // in the same order, so results are bit for bit the plain loops'.
 // BM_im2col/BM_col2im in tests/bench_math_functions.cpp time them.
-#define CREMA_AVX512 __attribute__((target("avx512f")))
-
 // Lanes l of a 16-lane step with begin <= l < end.
 CREMA_AVX512 inline __mmask16 LanesBetween(int begin, int end) {
   const auto below = [](int count) {
@@ -324,12 +324,6 @@ CREMA_AVX512 void Im2rowAvx512(const float* data_im, const Geometry2d& g, float*
       }
     }
   }
-}
-#undef CREMA_AVX512
-
-bool HasAvx512() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return has_avx512;
 }
 #endif  // CREMA_IM2COL_AVX512
 
