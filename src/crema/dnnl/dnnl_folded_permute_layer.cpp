@@ -82,12 +82,13 @@ void DnnlFoldedPermute::Forward_cpu(const std::vector<Blob<float>*>& bottom,
   const DnnlFoldedPermutePrimitives& p = *primitives_;
   const dnnl::memory to = Wrap(p.channels_last, top[0]->mutable_cpu_data());
   const dnnl::memory* blocks = producer_->BlockedOutput(bottom[0]);
-  if (blocks && blocks->get_desc() == p.blocks && p.width != 0) {
+  const bool as_laid = blocks && blocks->get_desc() == p.blocks;  // the layout made for
+  if (as_laid && p.width != 0) {
     const std::vector<int>& shape = bottom[0]->shape();
     CopyBlocksToChannelsLast(static_cast<const float*>(blocks->get_data_handle()),
                              static_cast<float*>(to.get_data_handle()), shape[0], shape[1],
                              shape[2] * shape[3], p.width);
-  } else if (blocks && blocks->get_desc() == p.blocks) {
+  } else if (as_laid) {
     DnnlRun(p.from_blocks, {{DNNL_ARG_FROM, *blocks}, {DNNL_ARG_TO, to}});
   } else {
     DnnlRun(p.from_plain,
