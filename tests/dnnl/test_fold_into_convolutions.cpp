@@ -8,7 +8,6 @@
 // chain, passes after the weights or statistics changed, backward passes;
 // and a net that may run backward every pass is left plain.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -303,10 +302,11 @@ TEST_F(FoldIntoConvolutionsTest, NetsThatMayRunBackwardStayPlain) {
 
 // Pointwise convolutions whose only reader is a 3x3 depthwise one (stride
 // 1 and 2, of class Convolution and DepthwiseConvolution), as in
-// MobileNet: oneDNN runs each pair in one primitive where it has a fused
-// kernel, and the pointwise output is computed only when read. oneDNN
-// fuses only where the pointwise output is more than twice the second-level
-// caches of the threads it runs on: here 6 and 8 MB, on one thread.
+// MobileNet: each pair runs in one oneDNN primitive, and the pointwise
+// output is computed only when read. oneDNN has a single fused kernel only
+// where the pointwise output is more than twice the second-level caches of
+// the threads it runs on (here 6 and 8 MB, on one thread); elsewhere its
+// stand-in of two kernels in turn (kSmallPairs).
 const char* kPairs =
     "name: 'pairs' "
     "layer { name: 'input' type: 'Input' top: 'data'"
@@ -340,8 +340,11 @@ class FusedPairsTest : public FoldIntoConvolutionsTest {
     Context::set_random_seed(1709);
     budget_ = ThreadBudget();
     SetThreadBudget(1);
-    folded_ = MakeNetOf(kPairs, "");
-    plain_ = MakeNetOf(kPairs, "engine: CAFFE");
+    MakeNets(kPairs);
+  }
+  void MakeNets(const std::string& proto) {
+    folded_ = MakeNetOf(proto, "");
+    plain_ = MakeNetOf(proto, "engine: CAFFE");
     auto& stats = folded_->layer_by_name("bn1")->blobs();
     for (int c = 0; c < 64; ++c) {
       stats[0]->mutable_cpu_data()[c] = 0.1f * (c - 30);
@@ -351,14 +354,10 @@ class FusedPairsTest : public FoldIntoConvolutionsTest {
     ShareWeightsAndInput(folded_.get(), plain_.get());
   }
   void TearDown() override { SetThreadBudget(budget_); }
-  // Whether oneDNN fuses the pairs here: a CPU with channel blocks whose
-  // second-level cache (as the system reports it) is at most 3 MB, so that
-  // both pointwise outputs exceed twice it. Elsewhere the pairs run apart,
-  // and only the values are checked.
-  static bool PairsFuse() {
-    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return DnnlActivationBlocks().width != 0 && l2 > 0 && l2 <= (3l << 20);
-  }
+  // Whether the pairs run fused here: on a CPU with channel blocks (in
+  // one kernel or two). Elsewhere they run apart, and only the values are
+  // checked.
+  static bool PairsFuse() { return DnnlActivationBlocks().width != 0; }
   // Both nets run forward, and the pointwise outputs were left pending
   // where the pairs fuse.
   void ForwardBoth() {
@@ -440,6 +439,24 @@ TEST_F(FusedPairsTest, APointwiseOutputWrittenBeforeItsReaderIsRead) {
     net->blob_by_name("pw1")->mutable_cpu_data()[5] = -7.0f;
     net->ForwardFrom(LayerIndex(*net, "dw1"));
   }
+  ExpectSamePairs();
+}
+
+// The same pairs on planes of 12x12: pointwise outputs of 72 and 54 KB,
+// which oneDNN fuses only in its stand-in of two kernels in turn, the
+// pointwise output in the primitive's scratchpad. It is still left pending
+// and computed when read.
+TEST_F(FusedPairsTest, SmallPairsRunFusedInTwoKernels) {
+  std::string small = kPairs;
+  const std::string plane = "dim: 128 dim: 128";
+  small.replace(small.find(plane), plane.size(), "dim: 12 dim: 12");
+  MakeNets(small);
+  ForwardBoth();
+  for (const char* name : {"dw2", "dw1"}) {
+    ExpectSame(*plain_->blob_by_name(name), *folded_->blob_by_name(name), false, name);
+  }
+  ExpectSamePairs();
+  ForwardBoth();
   ExpectSamePairs();
 }
 

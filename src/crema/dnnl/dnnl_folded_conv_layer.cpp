@@ -132,8 +132,8 @@ void DnnlFoldedConvolution<Reference>::FusePointwise(
 
 template <template <typename> class Reference>
 std::optional<dnnl::convolution_forward::primitive_desc>
-DnnlFoldedConvolution<Reference>::FusedWith(
-    const std::function<void(dnnl::post_ops*)>& append) const {
+DnnlFoldedConvolution<Reference>::FusedWith(const std::function<void(dnnl::post_ops*)>& append,
+                                            bool parts) const {
   if (!this->ready() || !this->primitives_->src || !this->OutputBlocked()) return std::nullopt;
   const DnnlFoldedPrimitives& p = *this->primitives_;
   dnnl::post_ops ops;
@@ -152,16 +152,24 @@ DnnlFoldedConvolution<Reference>::FusedWith(
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
-  if (!OptimisedKernel(pd) || pd.weights_desc() != p.pd.weights_desc()) return std::nullopt;
+  if (!(OptimisedKernel(pd) || (parts && OptimisedParts(pd))) ||
+      pd.weights_desc() != p.pd.weights_desc()) {
+    return std::nullopt;
+  }
   return pd;
 }
 
 // oneDNN's depthwise post-op: the pointwise convolution (1x1, stride 1, one
 // group; oneDNN has no fused kernel for others) with its activation, then
 // this 3x3 depthwise one of stride 1 or 2 and padding 1 on its output, then
-// this layer's activation. Made only where oneDNN runs it in one optimised
-// kernel (not its reference stand-in, two primitives in turn), reads this
-// layer's packed weights and writes the output its readers read.
+// this layer's activation. Made where oneDNN runs it in one optimised
+// kernel, or in its stand-in of two optimised kernels in turn
+// (OptimisedParts: for the pairs whose pointwise output fits the threads'
+// caches, where oneDNN has no single kernel). The stand-in's pointwise
+// output goes to the primitive's scratchpad, which every pass reuses,
+// instead of a buffer of its own: MobileNet v1 ran faster so, at batch 1
+// and 8 (docs/bench-report.md). Reads this layer's packed weights and
+// writes the output its readers read.
 template <template <typename> class Reference>
 bool DnnlFoldedConvolution<Reference>::MakeFused(
     const dnnl::convolution_forward::primitive_desc& own, DnnlFoldedPrimitives* p) {
@@ -175,11 +183,12 @@ bool DnnlFoldedConvolution<Reference>::MakeFused(
                          (this->stride_[0] == 1 || this->stride_[0] == 2);
   if (!depthwise || !this->OutputBlocked()) return false;
   const auto f32 = dnnl::memory::data_type::f32;
-  const std::optional<dnnl::convolution_forward::primitive_desc> pd =
-      pointwise_->FusedWith([&](dnnl::post_ops* ops) {
+  const std::optional<dnnl::convolution_forward::primitive_desc> pd = pointwise_->FusedWith(
+      [&](dnnl::post_ops* ops) {
         ops->append_dw(f32, f32, f32, 3, this->stride_[0], 1, 0, {});
         folds_.activation.AppendTo(ops);
-      });
+      },
+      /*parts=*/true);
   const int dw = DNNL_ARG_ATTR_POST_OP_DW;
   if (!pd || pd->query_md(dnnl::query::exec_arg_md, dw | DNNL_ARG_WEIGHTS) != own.weights_desc() ||
       pd->query_md(dnnl::query::exec_arg_md, dw | DNNL_ARG_BIAS) != p->bias.get_desc() ||

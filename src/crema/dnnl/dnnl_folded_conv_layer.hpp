@@ -15,9 +15,10 @@
 //   caller runs the plain layers instead.
 // - A 3x3 depthwise convolution (stride 1 or 2, padding 1) that is the only
 //   reader of a pointwise one (1x1, stride 1) computes both in one oneDNN
-//   primitive where oneDNN has a fused kernel for their shapes
-//   (FusePointwise): the pointwise output is then never written to memory
-//   and read back. The pointwise layer's pass leaves its output pending
+//   primitive where oneDNN fuses their shapes (FusePointwise): in one
+//   kernel, the pointwise output never written to memory and read back, or
+//   in two, the pointwise output in the primitive's scratchpad, the same
+//   memory each pass. The pointwise layer's pass leaves its output pending
 //   (folded_output.hpp); it is computed only if someone reads it.
 #ifndef CREMA_DNNL_DNNL_FOLDED_CONV_LAYER_HPP_
 #define CREMA_DNNL_DNNL_FOLDED_CONV_LAYER_HPP_
@@ -70,9 +71,10 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   // this layer's primitive with the post-ops `append` adds after its
   // activation, reading the pending pass's arguments (DNNL_ARG_SRC,
   // WEIGHTS, BIAS). None where the current shape is not ready, the layer
-  // reads or writes Caffe's layout, or oneDNN has no optimised kernel.
+  // reads or writes Caffe's layout, or oneDNN has no optimised kernel
+  // (nor, where `parts` allows, optimised parts: OptimisedParts).
   std::optional<dnnl::convolution_forward::primitive_desc> FusedWith(
-      const std::function<void(dnnl::post_ops*)>& append) const;
+      const std::function<void(dnnl::post_ops*)>& append, bool parts = false) const;
 
  protected:
   bool MakePrimitives(const std::vector<Blob<float>*>& bottom, const std::vector<Blob<float>*>& top,

@@ -53,6 +53,14 @@ dnnl::memory::desc PreferredOutput(const dnnl::memory::desc& plain);
 inline bool OptimisedKernel(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
 }
+// Whether oneDNN made a fused convolution it has no single kernel for out
+// of optimised ones: its stand-in runs the parts in turn, the intermediate
+// in the primitive's scratchpad, which every pass reuses.
+inline bool OptimisedParts(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  const std::string stand_in = "ref_fused_convolution:";
+  return impl.rfind(stand_in, 0) == 0 && impl.find("ref", stand_in.size()) == std::string::npos;
+}
 
 // The activation a folded layer applies last (a ReLU or ReLU6 in place
 // after it), as oneDNN's post-op.
