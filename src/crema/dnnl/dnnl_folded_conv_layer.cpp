@@ -114,7 +114,8 @@ bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<flo
     p->src_in = dnnl::reorder(
         dnnl::reorder::primitive_desc(DnnlEngine(), p->src_plain, DnnlEngine(), pd.src_desc()));
   }
-  this->SetUpOutput(pd.dst_desc(), p->dst_plain);
+  // A pass that reads its own copy or a producer's blocks can run again.
+  this->SetUpOutput(pd.dst_desc(), p->dst_plain, /*restorable=*/static_cast<bool>(p->src));
   p->weights = dnnl::memory(pd.weights_desc(), DnnlEngine());
   p->folded_weights.resize(this->blobs_[0]->count());
   p->pack = dnnl::reorder(Wrap(p->weights_plain, p->folded_weights.data()), p->weights);
@@ -201,20 +202,20 @@ bool DnnlFoldedConvolution<Reference>::MakeFused(
 }
 
 template <template <typename> class Reference>
-bool DnnlFoldedConvolution<Reference>::RunFused(const FoldedOutput::Pass* pending,
-                                                const dnnl::memory& dst) {
+std::optional<FoldedOutput::Pass> DnnlFoldedConvolution<Reference>::FusedPass(
+    const FoldedOutput::Pass* pending, const dnnl::memory& dst) const {
   const DnnlFoldedPrimitives& p = *this->primitives_;
   if (!p.fused || !pending || pending->arguments.at(DNNL_ARG_SRC).get_desc() != p.fused_src) {
-    return false;
+    return std::nullopt;
   }
   const int dw = DNNL_ARG_ATTR_POST_OP_DW;
-  DnnlRun(p.fused, {{DNNL_ARG_SRC, pending->arguments.at(DNNL_ARG_SRC)},
-                    {DNNL_ARG_WEIGHTS, pending->arguments.at(DNNL_ARG_WEIGHTS)},
-                    {DNNL_ARG_BIAS, pending->arguments.at(DNNL_ARG_BIAS)},
-                    {dw | DNNL_ARG_WEIGHTS, p.weights},
-                    {dw | DNNL_ARG_BIAS, p.bias},
-                    {DNNL_ARG_DST, dst}});
-  return true;
+  return FoldedOutput::Pass{p.fused,
+                            {{DNNL_ARG_SRC, pending->arguments.at(DNNL_ARG_SRC)},
+                             {DNNL_ARG_WEIGHTS, pending->arguments.at(DNNL_ARG_WEIGHTS)},
+                             {DNNL_ARG_BIAS, pending->arguments.at(DNNL_ARG_BIAS)},
+                             {dw | DNNL_ARG_WEIGHTS, p.weights},
+                             {dw | DNNL_ARG_BIAS, p.bias},
+                             {DNNL_ARG_DST, dst}}};
 }
 
 template <template <typename> class Reference>
@@ -320,22 +321,25 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
     FoldAndPack(&p);
     packed_stamps_ = SourceStamps();
   }
-  if (pointwise_ && RunFused(pointwise_->PendingFor(bottom[0]), dst)) {
-    this->Written(top[0]);
-    return;
+  if (pointwise_) {
+    std::optional<FoldedOutput::Pass> fused = FusedPass(pointwise_->PendingFor(bottom[0]), dst);
+    if (fused) {
+      this->Run(top[0], std::move(*fused), pointwise_->PendingInput());
+      return;
+    }
   }
+  const FoldedOutput* read = nullptr;
   FoldedOutput::Pass pass{
       p.forward,
-      {{DNNL_ARG_SRC, this->Input(producer_, bottom[0], p.src_plain, p.src, p.src_in)},
+      {{DNNL_ARG_SRC, this->Input(producer_, bottom[0], p.src_plain, p.src, p.src_in, &read)},
        {DNNL_ARG_WEIGHTS, p.weights},
        {DNNL_ARG_BIAS, p.bias},
        {DNNL_ARG_DST, dst}}};
   if (leave_output_to_reader_ && p.src) {
-    this->WrittenLater(top[0], std::move(pass));
+    this->WrittenLater(top[0], std::move(pass), read);
     return;
   }
-  DnnlRun(pass.primitive, pass.arguments);
-  this->Written(top[0]);
+  this->Run(top[0], std::move(pass), read);
 }
 
 template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;

@@ -100,9 +100,11 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   // The fused primitive of pointwise_ and this layer into p, where oneDNN
   // has a fused kernel for the shapes; returns whether it made one.
   bool MakeFused(const dnnl::convolution_forward::primitive_desc& own, DnnlFoldedPrimitives* p);
-  // Runs pointwise_'s pending pass and this layer's as one, where the
-  // fused primitive was made and the pending pass is the one it reads.
-  bool RunFused(const FoldedOutput::Pass* pending, const dnnl::memory& dst);
+  // pointwise_'s pending pass and this layer's as one pass writing `dst`,
+  // where the fused primitive was made and the pending pass is the one it
+  // reads; else none.
+  std::optional<FoldedOutput::Pass> FusedPass(const FoldedOutput::Pass* pending,
+                                              const dnnl::memory& dst) const;
 
   const ConvolutionFolds folds_;
   const FoldedOutput* producer_ = nullptr;

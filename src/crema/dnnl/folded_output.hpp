@@ -18,7 +18,14 @@
 //   primitive). The pass left pending runs, with the arguments it was given,
 //   when anyone reads the top or the blocks, before the buffer is remade,
 //   and when its owner asks (RunPending); a pass that writes the output
-//   drops it. Its arguments must stay as they were until then.
+//   drops it. Its arguments must stay as they were until then, but for
+//   another folded output's blocks it read, which it restores first.
+// - An output may write its blocks into a slot of the net's arena
+//   (folded_arena.hpp) that other outputs write by turns, where its pass can
+//   run again from what it read (a primitive reading blocks, not a blob's
+//   memory). It keeps its last pass, and runs it again (after restoring
+//   what it read) whenever its values are asked for after another output
+//   wrote the slot (Restore).
 #ifndef CREMA_DNNL_FOLDED_OUTPUT_HPP_
 #define CREMA_DNNL_FOLDED_OUTPUT_HPP_
 
@@ -32,6 +39,7 @@
 
 #include "crema/blob.hpp"
 #include "crema/dnnl/dnnl_twin.hpp"
+#include "crema/dnnl/folded_arena.hpp"
 #include "crema/syncedmem.hpp"
 
 namespace crema {
@@ -86,8 +94,24 @@ class FoldedOutput : public DeferredContents {
   // The last pass, if it was left pending and `top` is unchanged since;
   // else null.
   const Pass* PendingFor(Blob<float>* top) const;
+  // The folded output whose blocks that pass read (null: none).
+  const FoldedOutput* PendingInput() const { return pass_input_; }
   // Runs the pass left pending, if any.
   void RunPending() const;
+  // Makes the blocks hold this output's values: runs the pass left pending,
+  // or the last pass again where another output wrote the arena slot since.
+  void Restore() const;
+  // Joins the net's arena: registered as the output of the net's layer
+  // `layer`, and, where slot >= 0, writing its blocks into that slot for
+  // every shape whose pass can run again.
+  void JoinArena(std::shared_ptr<FoldedArena> arena, int layer, int slot);
+  // Whether the blocks of the current shape lie in an arena slot.
+  bool Pooled() const { return pooled_; }
+  // Whether its last pass was left pending.
+  bool HasPending() const { return pending_.has_value(); }
+  // Ends the deferral (the blob takes the values); with `forget`, the
+  // blocks are no longer this output's (a reader reads the blob).
+  void WriteOut(bool forget);
   // The layout of that output for the current shape (null: none, or the
   // plain one), for a reader to make its primitive for.
   const dnnl::memory::desc* BlockedOutputDesc() const;
@@ -99,26 +123,32 @@ class FoldedOutput : public DeferredContents {
 
  protected:
   // For a primitive whose output layout is `chosen`: a blocked buffer and
-  // its move into `plain` where they differ, none where they are the same.
-  // Ends a deferral to the old buffer first.
-  void SetUpOutput(const dnnl::memory::desc& chosen, const dnnl::memory::desc& plain);
+  // its move into `plain` where they differ, none where they are the same;
+  // in the arena's slot where the pass is `restorable` (it reads no blob's
+  // memory). Ends a deferral to the old buffer first.
+  void SetUpOutput(const dnnl::memory::desc& chosen, const dnnl::memory::desc& plain,
+                   bool restorable = false);
   // Whether the output goes to the blocked buffer (else to the top's memory).
   bool OutputBlocked() const { return static_cast<bool>(blocked_); }
   // Where the primitive writes this pass: the blocked buffer, or the top's
-  // memory in Caffe's layout. Call Written(top) after the pass.
+  // memory in Caffe's layout. Call Written(top) (or Run) after the pass.
   dnnl::memory OutputFor(Blob<float>* top);
   void Written(Blob<float>* top);
-  // Instead of running `pass` (which writes OutputFor(top), the blocked
-  // buffer) and Written: leaves it pending.
-  void WrittenLater(Blob<float>* top, Pass pass);
+  // Runs `pass`, which writes OutputFor(top) and read `input`'s blocks
+  // (null: no folded output's), and marks it Written; an output in an arena
+  // slot keeps it to run again.
+  void Run(Blob<float>* top, Pass pass, const FoldedOutput* input);
+  // Instead of Run: leaves the pass pending.
+  void WrittenLater(Blob<float>* top, Pass pass, const FoldedOutput* input);
   // Writes the output into the memory that defers to it, if one still does.
   void EndDeferral();
   // What a folded layer reads bottom from: its producer's blocks, where the
-  // rule above allows, else the bottom moved by `move` into `own` (or the
-  // bottom itself where `own` is empty: the primitive reads Caffe's layout).
+  // rule above allows (*read: the producer), else the bottom moved by
+  // `move` into `own` (or the bottom itself where `own` is empty: the
+  // primitive reads Caffe's layout; *read: null).
   static dnnl::memory Input(const FoldedOutput* producer, Blob<float>* bottom,
                             const dnnl::memory::desc& plain, const dnnl::memory& own,
-                            const dnnl::reorder& move);
+                            const dnnl::reorder& move, const FoldedOutput** read = nullptr);
 
  private:
   dnnl::memory::desc plain_, blocked_desc_;
@@ -130,6 +160,15 @@ class FoldedOutput : public DeferredContents {
   // the blocked buffer with the values the output already stands for, so
   // readers of a const output may run it.
   mutable std::optional<Pass> pending_;
+  // The arena (null: none), this output's slot in it (-1: none), whether
+  // the blocks of the current shape lie there and could (restorable_).
+  std::shared_ptr<FoldedArena> arena_;
+  int slot_ = -1;
+  bool restorable_ = false, pooled_ = false;
+  // In the arena: the last pass, to run again.
+  std::optional<Pass> last_pass_;
+  // The folded output whose blocks the last pass (or the pending one) read.
+  const FoldedOutput* pass_input_ = nullptr;
 };
 
 // What every folded layer is: a oneDNN twin of its reference layer whose

@@ -11,9 +11,13 @@
 // producer on to its tops. A folded layer whose bottom is an earlier one's
 // top reads that one's blocked output (folded_output.hpp). A convolution
 // whose only reader is a folded depthwise convolution or Eltwise may run
-// inside it (FusePointwise, FuseConvolution). The seams: a forward pass that
-// ends inside a chain runs the plain layers up to its end (FoldedChain); a
-// convolution's pass left pending runs before a pass that does not run it.
+// inside it (FusePointwise, FuseConvolution). A convolution whose only
+// reader is another convolution that does not run it inside itself writes
+// into a slot of the net's arena (dnnl/folded_arena.hpp; PlanArena). The
+// seams: a forward pass that ends inside a chain runs the plain layers up to
+// its end (FoldedChain); a convolution's pass left pending runs before a
+// pass that does not run it; a pass that stops before the arena's last
+// reader first writes the outputs after it into their blobs.
 //
 // Left plain: engine CAFFE (the reference body asked for), bf16
 // convolutions (their own primitives), BatchNorm on batch statistics or on
@@ -127,7 +131,7 @@ struct Fold {
   std::shared_ptr<Layer<float>> layer;
   std::function<bool()> ready;
   FoldedChain::Run run;
-  const FoldedOutput* output = nullptr;
+  FoldedOutput* output = nullptr;
   int last = -1;
 };
 
@@ -280,8 +284,68 @@ Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers,
   return SetUpFold(std::move(folded), graph, i, last);
 }
 
+// The only layer that reads `blob` other than in place (once); -1 where
+// none or several do.
+int OnlyReader(const NetGraph<float>& graph, const Blob<float>* blob) {
+  int reader = -1;
+  for (int j = 0; j < static_cast<int>(graph.layers.size()); ++j) {
+    const auto& bottoms = graph.bottoms[j];
+    const auto& tops = graph.tops[j];
+    if (std::find(tops.begin(), tops.end(), blob) != tops.end()) continue;
+    const auto reads = std::count(bottoms.begin(), bottoms.end(), blob);
+    if (reads == 0) continue;
+    if (reads > 1 || reader >= 0) return -1;
+    reader = j;
+  }
+  return reader;
+}
+
+// Which outputs write into the arena, in which slot, and the layers from the
+// first one's pass to the last pass that reads one.
+struct ArenaPlan {
+  std::map<const Blob<float>*, int> slots;
+  int slot_count = 0, first = 0, last = -1;
+};
+
+// The outputs of folded convolutions whose only reader is a folded
+// convolution that is not depthwise (a depthwise one may run its producer's
+// pass inside its own and leave that output pending). Each lives from its
+// pass to its reader's, or to the pass of the reader's only reader (which
+// may run the reader's pass left pending, reading this output then);
+// outputs whose lives do not overlap share a slot, first fit in net order.
+ArenaPlan PlanArena(const NetGraph<float>& graph) {
+  ArenaPlan plan;
+  std::vector<int> slot_ends;  // the last layer that reads each slot's output
+  for (int i = 0; i < static_cast<int>(graph.layers.size()); ++i) {
+    if (!FoldableConvolution(graph, i)) continue;
+    const Blob<float>* blob = graph.tops[i][0];
+    const int reader = OnlyReader(graph, blob);
+    if (reader < 0 || !FoldableConvolution(graph, reader) ||
+        typeid(*graph.layers[reader]) == typeid(DnnlDepthwiseConvolutionLayer<float>) ||
+        graph.layers[reader]->layer_param().convolution_param().group() > 1) {
+      continue;
+    }
+    const int next = OnlyReader(graph, graph.tops[reader][0]);
+    const int end = std::max(reader, next);
+    int slot = 0;
+    while (slot < plan.slot_count && slot_ends[slot] >= i) ++slot;
+    if (slot == plan.slot_count) {
+      ++plan.slot_count;
+      slot_ends.push_back(end);
+    }
+    slot_ends[slot] = end;
+    plan.slots[blob] = slot;
+    if (plan.last < 0) plan.first = i;
+    plan.last = std::max(plan.last, end);
+  }
+  return plan;
+}
+
 void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
   if (!graph.runs_forward || Context::mode() != Context::CPU) return;
+  const ArenaPlan plan = PlanArena(graph);
+  const std::shared_ptr<FoldedArena> arena =
+      plan.slot_count > 0 ? std::make_shared<FoldedArena>(plan.slot_count) : nullptr;
   Producers producers;
   Convolutions convolutions;
   int chains = 0, folded_layers = 0;
@@ -304,6 +368,10 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     if (!fold.layer) continue;
     Blob<float>* blob = graph.tops[i][0];
     producers[blob] = fold.output;
+    if (arena) {
+      const auto slot = plan.slots.find(blob);
+      fold.output->JoinArena(arena, i, slot == plan.slots.end() ? -1 : slot->second);
+    }
     const int last = fold.last;
     std::vector<std::shared_ptr<Layer<float>>> plain(graph.layers.begin() + i,
                                                      graph.layers.begin() + last + 1);
@@ -320,6 +388,12 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
     ++chains;
     folded_layers += last - i + 1;
     i = last;
+  }
+  if (arena) {
+    seams->push_back(
+        {plan.first, plan.last, nullptr, nullptr, [arena, last = plan.last](int, int end) {
+           if (end < last) arena->WriteOutFrom(end);
+         }});
   }
   LOG_IF(INFO, graph.log && chains > 0) << "Folded " << folded_layers << " layers into " << chains
                                         << " oneDNN inference primitives for the forward pass";
