@@ -104,7 +104,7 @@ def _forward(self, blobs=None, start=None, end=None, **kwargs):
     (or end's tops) and the extra `blobs` named."""
     blobs = list(blobs or [])
     start_index = _layer_index(self, start, 0)
-    end_index = _layer_index(self, end, len(self.layers) - 1)
+    end_index = _layer_index(self, end, len(self._layer_names) - 1)
     wanted = set((self.top_names[end] if end is not None else self.outputs) + blobs)
     _fill(self, kwargs, self.inputs, "data", "input blobs")
     self._forward(start_index, end_index)
@@ -116,7 +116,7 @@ def _backward(self, diffs=None, start=None, end=None, **kwargs):
     all) after copying the top diffs given as keyword arrays. Returns
     {blob name: diff} for the net's inputs (or end's bottoms) and `diffs`."""
     diffs = list(diffs or [])
-    start_index = _layer_index(self, start, len(self.layers) - 1)
+    start_index = _layer_index(self, start, len(self._layer_names) - 1)
     end_index = _layer_index(self, end, 0)
     wanted = set((self.bottom_names[end] if end is not None else self.inputs) + diffs)
     _fill(self, kwargs, self.outputs, "diff", "output blobs")
