@@ -200,5 +200,61 @@ TEST_F(FoldedArenaTest, AnOutputOutlivesItsNet) {
   ExpectSame(*plain_->blob_by_name("c5"), *c5, "c5");
 }
 
+// Pointwise convolutions run inside the depthwise ones after them (their
+// passes left pending), and c1 and d2 share a slot: after a pass, p1's
+// pending pass must restore c1, which d2 overwrote, before it runs.
+const char* kPendingOnAShared =
+    "name: 'pending' "
+    "layer { name: 'input' type: 'Input' top: 'data'"
+    "  input_param { shape { dim: 2 dim: 16 dim: 12 dim: 12 } } }"
+    "layer { name: 'c1' type: 'Convolution' bottom: 'data' top: 'c1'"
+    "  convolution_param { num_output: 32 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.1 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'p1' type: 'Convolution' bottom: 'c1' top: 'p1'"
+    "  convolution_param { num_output: 32 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'd1' type: 'Convolution' bottom: 'p1' top: 'd1'"
+    "  convolution_param { num_output: 32 group: 32 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'relu_d1' type: 'ReLU' bottom: 'd1' top: 'd1' }"
+    "layer { name: 'p2' type: 'Convolution' bottom: 'd1' top: 'p2'"
+    "  convolution_param { num_output: 32 kernel_size: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'd2' type: 'Convolution' bottom: 'p2' top: 'd2'"
+    "  convolution_param { num_output: 32 group: 32 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.3 } bias_filler { type: 'gaussian' } } }"
+    "layer { name: 'c3' type: 'Convolution' bottom: 'd2' top: 'c3'"
+    "  convolution_param { num_output: 16 kernel_size: 3 pad: 1 ENGINE"
+    "    weight_filler { type: 'gaussian' std: 0.1 } bias_filler { type: 'gaussian' } } }";
+
+TEST(FoldedArenaPendingTest, APendingPassRestoresTheSharedOutputItRead) {
+  Context::set_mode(Context::CPU);
+  Context::set_random_seed(1729);
+  const auto make = [](const std::string& engine) {
+    std::string text = kPendingOnAShared;
+    for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) {
+      text.replace(at, 6, engine);
+    }
+    NetParameter param = ParseNet(text);
+    param.mutable_state()->set_phase(TEST);
+    return std::unique_ptr<Net<float>>(new Net<float>(param));
+  };
+  std::unique_ptr<Net<float>> folded = make(""), plain = make("engine: CAFFE");
+  ShareWeightsAndInput(folded.get(), plain.get());
+  for (int pass = 0; pass < 2; ++pass) {
+    folded->Forward();
+    plain->Forward();
+    if (DnnlActivationBlocks().width != 0) {
+      EXPECT_TRUE(Pooled(*folded, "c1"));
+      EXPECT_TRUE(Pooled(*folded, "d2"));
+    }
+    // p1 first: its pass, left pending, reads c1's slot, which d2 wrote
+    // last; then the others, d2 after c1 took the slot back.
+    for (const char* name : {"p1", "d2", "c1", "p2", "d1", "c3"}) {
+      ExpectSame(*plain->blob_by_name(name), *folded->blob_by_name(name), name);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace crema
