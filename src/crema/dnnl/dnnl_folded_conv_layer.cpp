@@ -167,10 +167,10 @@ DnnlFoldedConvolution<Reference>::FusedWith(const std::function<void(dnnl::post_
 // kernel, or in its stand-in of two optimised kernels in turn
 // (OptimisedParts: for the pairs whose pointwise output fits the threads'
 // caches, where oneDNN has no single kernel). The stand-in's pointwise
-// output goes to the primitive's scratchpad, which every pass reuses,
-// instead of a buffer of its own: MobileNet v1 ran faster so, at batch 1
-// and 8 (docs/bench-report.md). Reads this layer's packed weights and
-// writes the output its readers read.
+// output goes to the primitive's scratchpad, which every pass reuses (still
+// in cache when the depthwise kernel reads it), instead of a buffer of its
+// own. Reads this layer's packed weights and writes the output its readers
+// read.
 template <template <typename> class Reference>
 bool DnnlFoldedConvolution<Reference>::MakeFused(
     const dnnl::convolution_forward::primitive_desc& own, DnnlFoldedPrimitives* p) {

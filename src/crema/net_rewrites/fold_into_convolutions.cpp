@@ -28,6 +28,7 @@
 #include <memory>
 #include <type_traits>
 #include <typeinfo>
+#include <vector>
 
 #include "crema/net_rewrites/folded_chain.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
@@ -163,16 +164,28 @@ struct FoldedConvolution {
 };
 using Convolutions = std::map<const Blob<float>*, FoldedConvolution>;
 
-// How many layers read `blob` other than in place.
-int ReadersOf(const NetGraph<float>& graph, const Blob<float>* blob) {
-  int readers = 0;
-  for (size_t j = 0; j < graph.layers.size(); ++j) {
+// The layers that read `blob` other than in place, once for each read, in
+// net order.
+std::vector<int> Readers(const NetGraph<float>& graph, const Blob<float>* blob) {
+  std::vector<int> readers;
+  for (int j = 0; j < static_cast<int>(graph.layers.size()); ++j) {
     const auto& bottoms = graph.bottoms[j];
     const auto& tops = graph.tops[j];
     if (std::find(tops.begin(), tops.end(), blob) != tops.end()) continue;
-    readers += static_cast<int>(std::count(bottoms.begin(), bottoms.end(), blob));
+    readers.insert(readers.end(), std::count(bottoms.begin(), bottoms.end(), blob), j);
   }
   return readers;
+}
+
+int ReadersOf(const NetGraph<float>& graph, const Blob<float>* blob) {
+  return static_cast<int>(Readers(graph, blob).size());
+}
+
+// The only layer that reads `blob` other than in place (once); -1 where
+// none or several do.
+int OnlyReader(const NetGraph<float>& graph, const Blob<float>* blob) {
+  const std::vector<int> readers = Readers(graph, blob);
+  return readers.size() == 1 ? readers[0] : -1;
 }
 
 // The folded convolution that wrote `blob`, where a layer reading it may
@@ -284,22 +297,6 @@ Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers,
   return SetUpFold(std::move(folded), graph, i, last);
 }
 
-// The only layer that reads `blob` other than in place (once); -1 where
-// none or several do.
-int OnlyReader(const NetGraph<float>& graph, const Blob<float>* blob) {
-  int reader = -1;
-  for (int j = 0; j < static_cast<int>(graph.layers.size()); ++j) {
-    const auto& bottoms = graph.bottoms[j];
-    const auto& tops = graph.tops[j];
-    if (std::find(tops.begin(), tops.end(), blob) != tops.end()) continue;
-    const auto reads = std::count(bottoms.begin(), bottoms.end(), blob);
-    if (reads == 0) continue;
-    if (reads > 1 || reader >= 0) return -1;
-    reader = j;
-  }
-  return reader;
-}
-
 // Which outputs write into the arena, in which slot, and the layers from the
 // first one's pass to the last pass that reads one.
 struct ArenaPlan {
@@ -327,17 +324,15 @@ ArenaPlan PlanArena(const NetGraph<float>& graph) {
     }
     const int next = OnlyReader(graph, graph.tops[reader][0]);
     const int end = std::max(reader, next);
-    int slot = 0;
-    while (slot < plan.slot_count && slot_ends[slot] >= i) ++slot;
-    if (slot == plan.slot_count) {
-      ++plan.slot_count;
-      slot_ends.push_back(end);
-    }
+    size_t slot = 0;
+    while (slot < slot_ends.size() && slot_ends[slot] >= i) ++slot;
+    if (slot == slot_ends.size()) slot_ends.push_back(end);
     slot_ends[slot] = end;
-    plan.slots[blob] = slot;
+    plan.slots[blob] = static_cast<int>(slot);
     if (plan.last < 0) plan.first = i;
     plan.last = std::max(plan.last, end);
   }
+  plan.slot_count = static_cast<int>(slot_ends.size());
   return plan;
 }
 
