@@ -58,8 +58,8 @@ const char* kChain =
 
 const std::vector<std::string> kOutputs{"c1", "c2", "c3", "c4", "c5", "c6", "c7"};
 
-std::unique_ptr<Net<float>> MakeChain(const std::string& engine) {
-  std::string text = kChain;
+// A TEST-phase net of `text` with every ENGINE replaced by `engine`.
+std::unique_ptr<Net<float>> ArenaNetOf(std::string text, const std::string& engine) {
   for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TEST);
@@ -92,8 +92,8 @@ class FoldedArenaTest : public ::testing::Test {
   void SetUp() override {
     Context::set_mode(Context::CPU);
     Context::set_random_seed(1723);
-    folded_ = MakeChain("");
-    plain_ = MakeChain("engine: CAFFE");
+    folded_ = ArenaNetOf(kChain, "");
+    plain_ = ArenaNetOf(kChain, "engine: CAFFE");
     ShareWeightsAndInput(folded_.get(), plain_.get());
   }
   void ForwardBoth() {
@@ -230,16 +230,8 @@ const char* kPendingOnAShared =
 TEST(FoldedArenaPendingTest, APendingPassRestoresTheSharedOutputItRead) {
   Context::set_mode(Context::CPU);
   Context::set_random_seed(1729);
-  const auto make = [](const std::string& engine) {
-    std::string text = kPendingOnAShared;
-    for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) {
-      text.replace(at, 6, engine);
-    }
-    NetParameter param = ParseNet(text);
-    param.mutable_state()->set_phase(TEST);
-    return std::unique_ptr<Net<float>>(new Net<float>(param));
-  };
-  std::unique_ptr<Net<float>> folded = make(""), plain = make("engine: CAFFE");
+  std::unique_ptr<Net<float>> folded = ArenaNetOf(kPendingOnAShared, ""),
+                              plain = ArenaNetOf(kPendingOnAShared, "engine: CAFFE");
   ShareWeightsAndInput(folded.get(), plain.get());
   for (int pass = 0; pass < 2; ++pass) {
     folded->Forward();
