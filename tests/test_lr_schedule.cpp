@@ -118,6 +118,17 @@ TEST(LrScheduleTest, TheLogLineNamesTheScheduleAndItsRates) {
   EXPECT_NE(line.find("500: 0.1"), std::string::npos) << line;  // the restart
 }
 
+TEST(LrScheduleTest, TheLogLineMarksTheQuartersOfTheLargestMaxIter) {
+  SolverParameter param;
+  ReadProtoFromString("base_lr: 0.1 lr_policy: 'poly' power: 1 max_iter: 2147483647", "solver",
+                      &param);
+  RequireScheduleMeaningful(param);
+  const std::string line = DescribeSchedule(param);
+  // Three quarters of 2^31 - 1, rounded down: the rate there is a quarter of base_lr.
+  EXPECT_NE(line.find(", 1610612735: 0.025"), std::string::npos) << line;
+  EXPECT_NE(line.find(", 2147483647: 0"), std::string::npos) << line;
+}
+
 std::string Refusal(const std::string& text) {
   return ErrorMessageOf([&] { Schedule(text); });
 }

@@ -1,6 +1,7 @@
 #include "crema/lr_schedule.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <sstream>
 
@@ -193,7 +194,8 @@ std::string DescribeSchedule(const SolverParameter& param) {
   }
   out << "; lr at";
   const int last = std::max(param.max_iter(), 1);
-  const std::set<int> marks{0, param.warmup_iter(), last / 4, last / 2, 3 * last / 4, last};
+  const int three_quarters = static_cast<int>(int64_t{3} * last / 4);  // 3 * last overflows
+  const std::set<int> marks{0, param.warmup_iter(), last / 4, last / 2, three_quarters, last};
   const char* separator = " ";
   for (int iter : marks) {
     out << separator << iter << ": " << LearningRate(param, iter);
