@@ -197,6 +197,19 @@ double TimeWholeSteps(crema::Net<float>& net) {
   return timer.MilliSeconds() / FLAGS_iterations;
 }
 
+// Milliseconds per forward pass over --iterations whole forward passes with
+// nothing between them, as a deploy net runs. The layer-by-layer figures also
+// pay for what each backward pass leaves behind: blobs the next forward pass
+// reads back or refolds, and caches the backward filled.
+double TimeForwardPasses(crema::Net<float>& net) {
+  net.Forward();  // untimed: settles what the last backward pass left behind
+  crema::Timer timer;
+  timer.Start();
+  for (int j = 0; j < FLAGS_iterations; ++j) net.Forward();
+  timer.Stop();
+  return timer.MilliSeconds() / FLAGS_iterations;
+}
+
 // Sums over --iterations steps timed layer by layer (ms).
 struct LayerTimes {
   std::vector<double> forward, backward;  // per layer
@@ -244,7 +257,8 @@ LayerTimes TimeLayerByLayer(crema::Net<float>& net) {
   return times;
 }
 
-// Times forward and backward of a net, layer by layer, in Caffe's log layout.
+// Times forward and backward of a net, layer by layer, in Caffe's log layout,
+// then whole forward passes alone (what a deploy net costs).
 // On a GPU each layer's timer waits for the layer to finish, which a training
 // step does not do: there the average step ("Average Forward-Backward") is
 // timed again over as many whole steps, and the per-layer figures sum to more.
@@ -281,6 +295,7 @@ int Time() {
   const double step_ms = crema::Context::mode() == crema::Context::GPU
                              ? TimeWholeSteps(net)
                              : times.total / FLAGS_iterations;
+  const double forward_alone_ms = TimeForwardPasses(net);
   LOG(INFO) << "Average time per layer: ";
   for (size_t i = 0; i < net.layers().size(); ++i) {
     const std::string& name = net.layer_names()[i];
@@ -293,6 +308,7 @@ int Time() {
   LOG(INFO) << "Average Backward pass: " << times.backward_total / FLAGS_iterations << " ms.";
   LOG(INFO) << "Average Forward-Backward: " << step_ms << " ms.";
   LOG(INFO) << "Total Time: " << times.total << " ms.";
+  LOG(INFO) << "Average Forward pass alone: " << forward_alone_ms << " ms.";
   LOG(INFO) << "*** Benchmark ends ***";
   return 0;
 }
@@ -494,23 +510,35 @@ std::string Usage() {
 
 }  // namespace
 
-// oneDNN runs on OpenMP, whose threads by default spin for a while after each
-// primitive, taking the cores from Crema's kernel pool between oneDNN layers.
-// The OpenMP runtime reads its wait policy
-// when it loads, before main: set it to passive and start the tool again,
-// unless the user chose a policy. On failure the tool runs on as it is.
-void UsePassiveOpenMpThreads(char** argv) {
-#ifdef CREMA_DNNL
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  setenv("OMP_WAIT_POLICY", "passive", 1);
-  execv("/proc/self/exe", argv);
-#else
-  (void)argv;
-#endif
+// oneDNN runs on OpenMP, whose runtime reads its wait policy once, when it
+// loads, before main. Unless the user chose a policy, the tool picks one for
+// the command and, where that is not the default, starts itself again with it
+// (on failure it runs on as it is):
+//  - training (`train`, `time` of a TRAIN-phase net) waits passively: spinning
+//    OpenMP threads would take the cores from Crema's kernel pool, which runs
+//    the layers between oneDNN's;
+//  - every other command keeps the default (threads spin a while after each
+//    primitive): a deploy net's folded layers are oneDNN primitives back to
+//    back, and waking sleeping threads before each one slows its pass.
+bool TrainsNets(const std::string& command) {
+  return command == "train" || (command == "time" && FLAGS_phase == "TRAIN");
+}
+
+void ChooseOpenMpWaitPolicy(const std::string& command, std::vector<std::string> args) {
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && TrainsNets(command)) {
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv.data());
+    unsetenv("OMP_WAIT_POLICY");  // execv failed: run on under the default
+  }
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  LOG(INFO) << "OpenMP wait policy: " << (policy != nullptr ? policy : "the runtime's default");
 }
 
 int main(int argc, char** argv) {
-  UsePassiveOpenMpThreads(argv);
+  const std::vector<std::string> args(argv, argv + argc);  // before GlobalInit takes the flags out
   FLAGS_alsologtostderr = 1;
   gflags::SetVersionString(CREMA_VERSION_STRING);
   gflags::SetUsageMessage(Usage());
@@ -524,6 +552,7 @@ int main(int argc, char** argv) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/");  // crema.cpp, classify.cpp, detect.cpp
     return asked_for_help ? 0 : 1;
   }
+  ChooseOpenMpWaitPolicy(argv[1], args);
   // Under mpirun, the first process speaks for all (the others warn only).
   if (crema::ProcessRank() > 0) FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
   int status = 0;

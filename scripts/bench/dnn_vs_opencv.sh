@@ -16,9 +16,10 @@
 # untimed passes and ITERATIONS timed ones, and gives their median.
 # Crema: crema.Net in TEST phase, engine DEFAULT, CREMA_NUM_THREADS=2, and
 # OpenMP's wait policy as a Python program has it (unset: oneDNN's threads
-# spin a while between primitives; the `crema` tool sets passive, for
-# training, where they would take the cores from Crema's kernel pool;
-# CREMA_OMP_WAIT_POLICY sets it here); OpenCV: Debian's
+# spin a while between primitives, as the `crema` tool keeps it for
+# forward-only commands; the tool sets passive for training, where they
+# would take the cores from Crema's kernel pool; CREMA_OMP_WAIT_POLICY sets
+# it here); OpenCV: Debian's
 # python3-opencv (4.6), cv2.setNumThreads(2), its own CPU backend; ONNX
 # Runtime: the npm package onnxruntime-node (at ORT_NODE, by default where
 # scripts/install_deps.sh --with-onnxruntime puts it, build/onnxruntime), 2 intra-op threads (scripts/bench/dnn_forward_ort.js), on
@@ -32,7 +33,7 @@
 # rounds, oneDNN alone on the same shapes with nothing around it (every
 # activation blocked, weights packed once, BatchNorm/Scale/ReLU folded;
 # scripts/bench/mobilenet_onednn_bound.cpp), its threads sleeping between
-# primitives (OMP_WAIT_POLICY=passive, as the crema tool's) and spinning (active):
+# primitives (OMP_WAIT_POLICY=passive, as the crema tool's when it trains) and spinning (active):
 # the fastest any framework could run that net on oneDNN's kernels here.
 #
 # How to run (from anywhere; it works in the repository root):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs `crema time --iterations=1` (forward and backward) on every deploy-style
 # BVLC net in ../shared/compat/bvlc, unchanged, and checks that every layer was
-# timed; skipped where the BVLC files are missing (require_compat).
+# timed and that whole forward passes were timed alone; skipped where the BVLC
+# files are missing (require_compat).
 #   compat_time_deploy_nets.sh CREMA COMPAT_DIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -49,6 +50,8 @@ check_timings() {  # NET_FILE LOG
   fi
   awk '/Average Forward-Backward:/ { total = $(NF - 1) } END { exit !(total > 0) }' "$2" ||
     { echo "no positive Average Forward-Backward time"; return 1; }
+  awk '/Average Forward pass alone:/ { alone = $(NF - 1) } END { exit !(alone > 0) }' "$2" ||
+    { echo "no positive Average Forward pass alone"; return 1; }
 }
 
 passed=0

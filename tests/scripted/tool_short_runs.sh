@@ -5,7 +5,8 @@
 #  1. `crema train` with two solver threads (Data layers, the shared reader,
 #     prefetching, the gradient all-reduce), testing and snapshotting;
 #  2. a resume from the middle snapshot, to the end;
-#  3. `crema test` of the final weights; 4. `crema time` of the net.
+#  3. `crema test` of the final weights; 4. `crema time` of the net;
+#  5. the OpenMP wait policy each command ran under.
 #   tool_short_runs.sh CREMA CONVERT_MNIST_DATA SOURCE_DIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -61,6 +62,21 @@ in_range "$test_accuracy" 0 1 || fail "crema test accuracy '$test_accuracy' is n
 "$crema" time --model=net.prototxt --iterations=2 >time.log 2>&1 || fail "crema time" time.log
 total=$(grep -o 'Average Forward-Backward: [0-9.e+-]*' time.log | awk '{print $NF}')
 in_range "$total" 1e-9 1e9 || fail "no positive forward-backward time" time.log
+alone=$(grep -o 'Average Forward pass alone: [0-9.e+-]*' time.log | awk '{print $NF}')
+in_range "$alone" 1e-9 1e9 || fail "no positive time for forward passes alone" time.log
+
+# The OpenMP wait policy: passive where the tool trains, the runtime's default
+# where it only runs nets forward, and the user's own wherever one is set.
+policy() { grep -o 'OpenMP wait policy: .*' "$1" | head -1 | cut -d' ' -f4-; }
+"$crema" time --model=net.prototxt --phase=TEST --iterations=1 >time_test.log 2>&1 ||
+  fail "crema time --phase=TEST" time_test.log
+OMP_WAIT_POLICY=active "$crema" time --model=net.prototxt --iterations=1 >time_active.log 2>&1 ||
+  fail "crema time under OMP_WAIT_POLICY=active" time_active.log
+for expected in "train.log passive" "time.log passive" "test.log the runtime's default" \
+  "time_test.log the runtime's default" "time_active.log active"; do
+  log=${expected%% *} want=${expected#* }
+  [[ $(policy "$log") == "$want" ]] || fail "$log: OpenMP wait policy '$(policy "$log")', not '$want'" "$log"
+done
 
 echo "crema train (2 solvers, 12 iterations, test accuracy $accuracy), resume from 6," \
   "crema test (accuracy $test_accuracy), crema time ($total ms): all ran"
