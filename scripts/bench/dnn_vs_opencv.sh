@@ -91,9 +91,7 @@ command -v node >/dev/null && node -e "require(process.env.ORT_NODE)" 2>/dev/nul
 # runs' medians) or 2 (their fastest passes), or "-".
 cell() {
   [[ -s $work/$1.runs ]] || { echo "-"; return; }
-  awk -v c="$2" '{print $c}' "$work/$1.runs" | sort -g |
-    awk '{v[NR] = $1} END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
+  awk -v c="$2" '{print $c}' "$work/$1.runs" | median_spread
 }
 ratio() {  # ratio CELL CREMA_CELL: the first figures' quotient, or "-"
   awk -v a="${1%% *}" -v c="${2%% *}" 'BEGIN { if (a == "-") print "-"; else printf "%.2f", a / c }'

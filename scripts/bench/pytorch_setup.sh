@@ -1,4 +1,5 @@
-# Sourced by the PyTorch comparisons (lenet_vs_pytorch.sh, cifar10_quick_vs_pytorch.sh).
+# Sourced by the PyTorch comparisons (lenet_vs_pytorch.sh, cifar10_quick_vs_pytorch.sh)
+# and the other benchmarks that need $python, median or median_spread.
 # Debian's /usr/bin/python3 is used explicitly: the PATH python3 may be a pyenv
 # without Debian's packages.
 python=/usr/bin/python3
@@ -20,4 +21,11 @@ ensure_pytorch() {
 median() {
   sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit 1;
     print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# "median (min-max)" of the numbers on standard input, one per line, to two places.
+median_spread() {
+  sort -g | awk '{v[NR] = $1} END { if (NR == 0) exit 1
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
 }

@@ -13,6 +13,7 @@
 # BATCHES (default "1 8"). Run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/bench/pytorch_setup.sh  # python, median_spread
 build=${1:-build/release}
 rounds=${ROUNDS:-5}
 iterations=${ITERATIONS:-30}
@@ -29,20 +30,16 @@ forward_alone() {  # forward_alone NET_FILE POLICY ("" for the default): ms
   env "${policy[@]}" "$build/bin/crema" time --model="$1" --phase=TEST --threads=2 \
     --iterations="$iterations" 2>&1 | sed -n 's/.*Average Forward pass alone: \([0-9.]*\) ms.*/\1/p'
 }
-summary() {  # summary FILE: "median (min-max)"
-  sort -g "$1" | awk '{v[NR] = $1} END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
-}
 printf '%-14s %5s %22s %22s %8s\n' net batch passive default passive/default
 for net in $nets; do
   for batch in $batches; do
-    /usr/bin/python3 "models/$net/make_$net.py" --batch "$batch" "$work/net.prototxt" >/dev/null
+    "$python" "models/$net/make_$net.py" --batch "$batch" "$work/net.prototxt" >/dev/null
     : >"$work/passive"; : >"$work/default"
     for ((r = 0; r < rounds; ++r)); do
       forward_alone "$work/net.prototxt" passive >>"$work/passive"
       forward_alone "$work/net.prototxt" "" >>"$work/default"
     done
-    passive=$(summary "$work/passive") default=$(summary "$work/default")
+    passive=$(median_spread <"$work/passive") default=$(median_spread <"$work/default")
     printf '%-14s %5d %22s %22s %8.2f\n' "$net" "$batch" "$passive" "$default" \
       "$(awk -v a="${passive%% *}" -v b="${default%% *}" 'BEGIN { print a / b }')"
   done
