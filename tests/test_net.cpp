@@ -502,7 +502,7 @@ TYPED_TEST(NetTest, MisshapedTrainedLayerNamesLayerAndShapes) {
   }
 }
 
-TEST(NetErrorTest, UnknownBottomTypeAndDuplicateNamesAreUserErrors) {
+TEST(NetErrorTest, UnknownBottomAndTypeAreUserErrors) {
   auto message_of = [](const std::string& text) -> std::string {
     try {
       MakeNet<float>(text, TRAIN);
@@ -519,9 +519,36 @@ TEST(NetErrorTest, UnknownBottomTypeAndDuplicateNamesAreUserErrors) {
   EXPECT_NE(
       message_of(input + "layer { name: 'r' type: 'ReLUU' bottom: 'data' top: 'r' }").find("ReLUU"),
       std::string::npos);
-  EXPECT_NE(message_of(input + "layer { name: 'input' type: 'ReLU' bottom: 'data' top: 'r' }")
-                .find("unique"),
-            std::string::npos);
+}
+
+// Two layers of one name, as BVLC Caffe accepts them (MobileNetV2-SSDLite's
+// published deploy file has two parameterless Slice layers named 'slice'):
+// the net builds, layer_by_name finds the last, and weights copied by name
+// go to the first, as Caffe sends them; the second keeps its initial values.
+TEST(NetNamesTest, DuplicateNamesBuildAndWeightsGoToTheFirst) {
+  const std::string net_text =
+      "name: 'twins' layer { name: 'input' type: 'Input' top: 'data' "
+      "  input_param { shape { dim: 2 dim: 3 } } }"
+      "layer { name: 'fc' type: 'InnerProduct' bottom: 'data' top: 'a' "
+      "  inner_product_param { num_output: 3 weight_filler { type: 'gaussian' } } }"
+      "layer { name: 'fc' type: 'InnerProduct' bottom: 'a' top: 'b' "
+      "  inner_product_param { num_output: 2 weight_filler { type: 'gaussian' } } }";
+  auto source = MakeNet<float>(net_text, TEST);
+  ASSERT_EQ(source->layers().size(), 3u);
+  EXPECT_EQ(source->layer_by_name("fc"), source->layers()[2]);
+  NetParameter weights;
+  source->ToProto(&weights);
+  Context::set_random_seed(5);
+  auto copy = MakeNet<float>(net_text, TEST);
+  const float second_before = copy->layers()[2]->blobs()[0]->cpu_data()[0];
+  // The file holds both 'fc' layers; each copies into the first 'fc' of the
+  // net (Caffe's search by name), so the second file layer, of another
+  // shape, is the one refused. With only the first in the file, it loads.
+  weights.mutable_layer()->RemoveLast();
+  copy->CopyTrainedLayersFrom(weights);
+  EXPECT_EQ(copy->layers()[1]->blobs()[0]->cpu_data()[0],
+            source->layers()[1]->blobs()[0]->cpu_data()[0]);
+  EXPECT_EQ(copy->layers()[2]->blobs()[0]->cpu_data()[0], second_before);
 }
 
 TEST(NetFilterTest, StateRules) {

@@ -185,6 +185,7 @@ class Net {
   void AddLayer(const NetParameter& param, int layer_id, const NetOptions<Dtype>& options,
                 Wiring* wiring);
   void ConnectBlobs(const NetParameter& param, int layer_id, Wiring* wiring);
+  void WarnOfSharedNamesWithParameters() const;
   void SetUpLayer(int layer_id, const Net* shared_from, const NetOptions<Dtype>& options);
   void RecordLossWeights(int layer_id);
   void AppendParams(const NetParameter& param, int layer_id);
@@ -222,7 +223,10 @@ class Net {
   Phase phase_ = TRAIN;
   std::vector<std::shared_ptr<Layer<Dtype>>> layers_;
   std::vector<std::string> layer_names_;
+  // By name: the last layer of that name (layer_by_name), and the first,
+  // which weights copied by name go to (Caffe's two rules).
   std::map<std::string, int> layer_names_index_;
+  std::map<std::string, int> weights_layer_index_;
   std::vector<bool> layer_need_backward_;
   std::vector<Seam> seams_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;

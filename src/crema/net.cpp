@@ -50,6 +50,7 @@ void Net<Dtype>::Init(const NetParameter& in_param, const NetOptions<Dtype>& opt
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
     AddLayer(param, layer_id, options, &wiring);
   }
+  WarnOfSharedNamesWithParameters();
   DecideBackward(param.force_backward());
   CollectOutputs(wiring.available_blobs);
   ShareWeights();
@@ -99,8 +100,6 @@ void Net<Dtype>::AddLayer(const NetParameter& param, int layer_id, const NetOpti
                 "layer '" << layer_param.name() << "': propagate_down has "
                           << layer_param.propagate_down_size() << " values for "
                           << layer_param.bottom_size() << " bottoms; give one per bottom");
-  CREMA_REQUIRE(layer_names_index_.count(layer_param.name()) == 0,
-                "two layers are named '" << layer_param.name() << "'; layer names must be unique");
   // Data-parallel training: a training net's shareable layers exist once,
   // built by rank 0's net; the layers of both nets match by position.
   const Net* share_from = phase_ == TRAIN ? options.share_layers_from : nullptr;
@@ -112,13 +111,31 @@ void Net<Dtype>::AddLayer(const NetParameter& param, int layer_id, const NetOpti
     layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
   }
   layer_names_.push_back(layer_param.name());
+  // Layer names need not be unique (Caffe does not ask it): by name, the
+  // last layer is found, and weights go to the first (Caffe's rules).
   layer_names_index_[layer_param.name()] = layer_id;
+  weights_layer_index_.emplace(layer_param.name(), layer_id);
   LOG_IF(INFO, log_) << "Creating layer " << layer_param.name() << " (" << layer_param.type()
                      << ")";
   ConnectBlobs(param, layer_id, wiring);
   SetUpLayer(layer_id, shared ? share_from : nullptr, options);
   RecordLossWeights(layer_id);
   AppendParams(param, layer_id);
+}
+
+// Two layers of one name are Caffe's rule as much as ours, but weights by
+// name reach only the first: a later one holding parameters keeps its
+// initial values when a model is copied in, which the user should know.
+template <typename Dtype>
+void Net<Dtype>::WarnOfSharedNamesWithParameters() const {
+  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
+    const int first = weights_layer_index_.at(layer_names_[layer_id]);
+    if (first == static_cast<int>(layer_id) || layers_[layer_id]->blobs().empty()) continue;
+    LOG(WARNING) << "layers " << first << " and " << layer_id << " are both named '"
+                 << layer_names_[layer_id] << "' and layer " << layer_id
+                 << " has parameters: weights copied by name go to layer " << first
+                 << " only (as in Caffe); rename one to load both";
+  }
 }
 
 template <typename Dtype>
@@ -665,8 +682,8 @@ template <typename Dtype>
 void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
   for (size_t i = 0; i < other->layers().size(); ++i) {
     const std::string& source_name = other->layer_names()[i];
-    auto it = layer_names_index_.find(source_name);
-    if (it == layer_names_index_.end()) continue;
+    auto it = weights_layer_index_.find(source_name);
+    if (it == weights_layer_index_.end()) continue;
     auto& target_blobs = layers_[it->second]->blobs();
     auto& source_blobs = other->layers()[i]->blobs();
     CREMA_REQUIRE(target_blobs.size() == source_blobs.size(),
@@ -712,8 +729,8 @@ std::vector<std::string> Net<Dtype>::CopyLayers(const NetParameter& param) {
   }
   std::vector<std::string> copied;
   for (const LayerParameter& source_layer : source->layer()) {
-    auto it = layer_names_index_.find(source_layer.name());
-    if (it == layer_names_index_.end()) {
+    auto it = weights_layer_index_.find(source_layer.name());
+    if (it == weights_layer_index_.end()) {
       VLOG(1) << "Ignoring source layer " << source_layer.name();
       continue;
     }
@@ -818,8 +835,8 @@ void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const std::string& trained_fil
 template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFromHDF5(const std::string& trained_filename) {
   std::map<std::string, std::vector<Blob<Dtype>*>> targets;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    for (auto& blob : layers_[i]->blobs()) targets[layer_names_[i]].push_back(blob.get());
+  for (const auto& [name, layer_id] : weights_layer_index_) {
+    for (auto& blob : layers_[layer_id]->blobs()) targets[name].push_back(blob.get());
   }
   std::vector<std::string> source_layers;
   const std::vector<std::string> copied =

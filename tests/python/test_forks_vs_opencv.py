@@ -28,6 +28,7 @@ cv2 = pytest.importorskip("cv2")
 from crema.proto import crema_pb2  # noqa: E402
 
 import fork_nets  # noqa: E402
+from opencv_reference import compare, detections  # noqa: E402
 
 TOLERANCE = 1e-4
 SEED = 1701
@@ -66,41 +67,6 @@ def markdown(rows):
         value = "—" if worst is None else "%.1e" % worst
         lines.append("| %s | %s | %s | %s | %s |" % (net, layers, output, value, note))
     return "\n".join(lines) + "\n"
-
-
-def relative(got, expected):
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    return float(np.abs(got - expected).max() / np.abs(expected).max())
-
-
-def detections(rows, padding):
-    """The (image, label, score, box) rows, sorted by image, label,
-    descending score, then box; padding rows left out."""
-    rows = rows.reshape(-1, 7)
-    rows = rows[~np.all(rows == padding, axis=1)] if padding == 0 else rows[rows[:, 1] != -1]
-    keys = [rows[:, i] for i in (6, 5, 4, 3)] + [-rows[:, 2], rows[:, 1], rows[:, 0]]
-    return rows[np.lexsort(keys)]
-
-
-def compare_detections(got, expected):
-    got, expected = detections(got, 0), detections(expected, -1)
-    assert len(expected) > 0, "no detection kept: the comparison would be empty"
-    assert len(got) == len(expected), (len(got), len(expected))
-    np.testing.assert_array_equal(got[:, :2], expected[:, :2])
-    return relative(got[:, 2:], expected[:, 2:])
-
-
-def compare(output, got, expected, proposals):
-    """Relative difference of one output; rows past the K proposals are
-    OpenCV's padding."""
-    if output == "detection_out":
-        return compare_detections(got, expected)
-    if proposals is not None:
-        got = got.reshape(-1, *expected.shape[1:])
-        if output == "rois":
-            assert not got[proposals:].any(), "OpenCV's rows after the proposals are not zero"
-        got = got[:proposals]
-    return relative(got.reshape(expected.shape), expected)
 
 
 def inputs_for(net, rng):
