@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "crema/blob.hpp"
@@ -164,6 +167,72 @@ TYPED_TEST(BlobTest, ReadsLegacyAndFloatProtos) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("expected 1 1 2 2"), std::string::npos) << e.what();
   }
+}
+
+// NVCaffe 0.17's blobs, as its blob.cpp writes them by default: the shape,
+// then raw_data holding the values' bytes in the blob's own type, named by
+// raw_data_type. Half values by their IEEE binary16 bit patterns: 0.5,
+// -1.25, 3, 65504 (the largest), 2^-24 (the smallest subnormal), 2^-14 (the
+// smallest normal), 1/3 rounded, and -0.
+TYPED_TEST(BlobTest, ReadsNvcaffeRawData) {
+  const std::vector<uint16_t> halves = {0x3800, 0xBD00, 0x4200, 0x7BFF,
+                                        0x0001, 0x0400, 0x3555, 0x8000};
+  const std::vector<double> expected = {
+      0.5, -1.25, 3, 65504, 5.9604644775390625e-08, 6.103515625e-05, 0.333251953125, -0.0};
+  BlobProto half;
+  half.mutable_shape()->add_dim(2);
+  half.mutable_shape()->add_dim(4);
+  half.set_raw_data_type(FLOAT16);
+  half.set_raw_data(std::string(reinterpret_cast<const char*>(halves.data()), 2 * halves.size()));
+  Blob<TypeParam> blob;
+  blob.FromProto(half);
+  EXPECT_EQ(blob.shape(), (std::vector<int>{2, 4}));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(blob.cpu_data()[i], TypeParam(expected[i])) << i;
+  EXPECT_TRUE(std::signbit(blob.cpu_data()[7]));
+
+  const std::vector<float> floats = {1.5f, -2.25f, 1e-30f, 3.4e38f};
+  BlobProto single;
+  single.mutable_shape()->add_dim(4);
+  single.set_raw_data_type(FLOAT);
+  single.set_raw_data(std::string(reinterpret_cast<const char*>(floats.data()), 16));
+  const std::vector<double> doubles = {0.1, -1e300};
+  BlobProto wide;
+  wide.mutable_shape()->add_dim(2);
+  wide.set_raw_data_type(DOUBLE);
+  wide.set_raw_data(std::string(reinterpret_cast<const char*>(doubles.data()), 16));
+  // The diff the same way, in raw_diff.
+  wide.set_raw_diff_type(DOUBLE);
+  wide.set_raw_diff(wide.raw_data());
+  blob.FromProto(single);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(blob.cpu_data()[i], TypeParam(floats[i])) << i;
+  blob.FromProto(wide);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(blob.cpu_data()[i], TypeParam(doubles[i])) << i;
+    EXPECT_EQ(blob.cpu_diff()[i], TypeParam(doubles[i])) << i;
+  }
+  // Float values win over raw bytes, as in NVCaffe's reader.
+  BlobProto both = single;
+  for (int i = 0; i < 4; ++i) both.add_data(7.f);
+  blob.FromProto(both);
+  EXPECT_EQ(blob.cpu_data()[0], TypeParam(7));
+}
+
+// Raw bytes that do not fit the shape, or say nothing of their type, or hold
+// a type Crema does not read, are one error each, saying so.
+TYPED_TEST(BlobTest, BadNvcaffeRawDataIsRefusedSayingWhy) {
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(3);
+  proto.set_raw_data_type(FLOAT16);
+  proto.set_raw_data(std::string(5, '\0'));
+  Blob<TypeParam> blob;
+  EXPECT_THAT(ErrorMessageOf([&] { blob.FromProto(proto); }),
+              HasSubstr("raw_data holds 5 bytes, its shape needs 3 FLOAT16 values (6 bytes)"));
+  proto.clear_raw_data_type();
+  EXPECT_THAT(ErrorMessageOf([&] { blob.FromProto(proto); }), HasSubstr("no raw_data_type"));
+  proto.set_raw_data_type(INT);
+  proto.set_raw_data(std::string(12, '\0'));
+  EXPECT_THAT(ErrorMessageOf([&] { blob.FromProto(proto); }),
+              HasSubstr("holds INT values; Crema reads FLOAT, FLOAT16 and DOUBLE"));
 }
 
 TYPED_TEST(BlobTest, ProtoWithWrongValueCountIsRefused) {

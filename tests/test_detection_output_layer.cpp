@@ -217,6 +217,22 @@ TYPED_TEST(DetectionOutputLayerTest, CenterSizeDecodingWithOffsets) {
                  {{0, 1, 0.8, 0.02, 0.08, 0.42, 0.28}, {0, 1, 0.7, 0.12, 0.1, 0.32, 0.3}});
 }
 
+// OpenCV's clip (its face detector's deploy file sets it): decoded boxes are
+// clamped to [0, 1] before NMS, so the clamped boxes are what NMS compares
+// and what the rows hold.
+TYPED_TEST(DetectionOutputLayerTest, ClipClampsDecodedBoxesBeforeNms) {
+  using Dtype = typename TypeParam::Dtype;
+  // Prior 3 (0.6, 0.5, 1.0, 0.9) moved right by 0.2 and down by 0.2: past 1.
+  Dtype* loc = this->loc_->mutable_cpu_data();
+  for (int j : {0, 2}) loc[3 * 4 + j] = 2;
+  for (int j : {1, 3}) loc[3 * 4 + j] = 2;
+  const auto unclipped = this->Rows(kBase);
+  ExpectRowsNear({unclipped[1]}, {{0, 1, 0.3, 0.8, 0.7, 1.2, 1.1}});
+  const auto clipped = this->Rows(std::string(kBase) + "clip: true");
+  ASSERT_EQ(clipped.size(), unclipped.size());
+  ExpectRowsNear({clipped[1]}, {{0, 1, 0.3, 0.8, 0.7, 1.0, 1.0}});
+}
+
 TYPED_TEST(DetectionOutputLayerTest, PerClassLocations) {
   // share_location false: each prior has 3 boxes, one per class; class 1
   // moves prior 1 away (offsets / variance 0.1: +0.5 in x), so it is no

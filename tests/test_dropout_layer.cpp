@@ -1,7 +1,8 @@
 // Dropout: at TRAIN the dropped fraction is about the ratio and kept values are
 // scaled, backward reuses the forward mask, the same seed gives the same mask; at
 // TEST it passes through; gradients against finite differences with a fixed
-// seed; in place; refusal of bad ratios; on every device.
+// seed; in place; refusal of bad ratios; the forks' scale_train: false; on
+// every device.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -143,6 +144,51 @@ TYPED_TEST(DropoutLayerTest, TestPassesThrough) {
   layer.Backward(this->top_vec_, std::vector<bool>{true}, this->bottom_vec_);
   for (int i = 0; i < count; ++i)
     EXPECT_EQ(this->bottom_->cpu_diff()[i], this->top_->cpu_diff()[i]);
+}
+
+// py-faster-rcnn's scale_train: false (ZF's fc6 and fc7 in its published
+// test.prototxt): TRAIN keeps values unscaled, TEST multiplies by 1 - ratio,
+// forward and backward; the gradient checks hold in both phases.
+TYPED_TEST(DropoutLayerTest, ScaleTrainFalseScalesAtTestInstead) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom, top;
+  FillAwayFromZero(&bottom);
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
+  LayerParameter train = DropoutParam(0.3, TRAIN);
+  train.mutable_dropout_param()->set_scale_train(false);
+  DropoutLayer<Dtype> train_layer(train);
+  train_layer.SetUp(bottom_vec, top_vec);
+  train_layer.Forward(bottom_vec, top_vec);
+  int dropped = 0;
+  for (int i = 0; i < bottom.count(); ++i) {
+    const Dtype y = top.cpu_data()[i];
+    if (y == 0) {
+      ++dropped;
+    } else {
+      EXPECT_EQ(y, bottom.cpu_data()[i]) << i;
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(dropped) / bottom.count(), 0.3, 0.05);
+  cpu_set(top.count(), Dtype(1), top.mutable_cpu_diff());
+  train_layer.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
+  for (int i = 0; i < bottom.count(); ++i) {
+    EXPECT_EQ(bottom.cpu_diff()[i], top.cpu_data()[i] == 0 ? Dtype(0) : Dtype(1)) << i;
+  }
+  LayerParameter test = DropoutParam(0.3, TEST);
+  test.mutable_dropout_param()->set_scale_train(false);
+  DropoutLayer<Dtype> test_layer(test);
+  test_layer.SetUp(bottom_vec, top_vec);
+  test_layer.Forward(bottom_vec, top_vec);
+  for (int i = 0; i < bottom.count(); ++i) {
+    EXPECT_NEAR(top.cpu_data()[i], bottom.cpu_data()[i] * Dtype(0.7), 1e-6) << i;
+  }
+  for (const Phase phase : {TRAIN, TEST}) {
+    LayerParameter param = DropoutParam(0.5, phase);
+    param.mutable_dropout_param()->set_scale_train(false);
+    DropoutLayer<Dtype> layer(param);
+    GradientChecker<Dtype> checker(1e-2, 1e-3, 1701);
+    checker.CheckGradientEltwise(&layer, this->bottom_vec_, this->top_vec_);
+  }
 }
 
 TYPED_TEST(DropoutLayerTest, ZeroRatioKeepsEverythingAtTrain) {

@@ -19,6 +19,7 @@
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/dnnl/dnnl_softmax_layer.hpp"
 #include "crema/layer_factory.hpp"
+#include "crema/net.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/lrn_layer.hpp"
@@ -110,6 +111,42 @@ TEST(EngineTest, EachTypePicksItsBody) {
 }
 
 #endif  // CREMA_DNNL: without oneDNN every engine runs the reference body
+
+// A net's engine fields naming Caffe's runtimes (the published MobileNets
+// put engine: CAFFE on every depthwise convolution; Intel's files say
+// MKL2017) run the body DEFAULT runs, unless the net asks for them as
+// written (engine_mode: AS_WRITTEN), where CAFFE is the reference body.
+TEST(EngineModeTest, CaffeAndIntelEnginesRunWhatDefaultRunsUnlessAsWritten) {
+  Context::set_mode(Context::CPU);
+  const std::string input =
+      "layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 1 dim: 32 dim: 14 "
+      "dim: 14 } } }";
+  auto conv = [&](const std::string& engine) {
+    return input +
+           "layer { name: 'dw' type: 'Convolution' bottom: 'x' top: 'y' convolution_param { "
+           "num_output: 32 group: 32 kernel_size: 3 pad: 1 " +
+           engine + " } } layer { name: 'pool' type: 'Pooling' bottom: 'y' top: 'z' "
+                    "pooling_param { pool: MAX kernel_size: 2 stride: 2 " +
+           engine + " } }";
+  };
+  auto body_of = [](const std::string& text, const std::string& layer) -> std::string {
+    NetParameter param = ParseNet(text);
+    param.mutable_state()->set_phase(TEST);
+    Net<float> net(param);
+    const Layer<float>& made = *net.layer_by_name(layer);
+    return typeid(made).name();
+  };
+  for (const std::string layer : {"dw", "pool"}) {
+    const std::string default_body = body_of(conv(""), layer);
+    for (const std::string engine : {"engine: CAFFE", "engine: CUDNN", "engine: MKL2017"}) {
+      EXPECT_EQ(body_of(conv(engine), layer), default_body) << layer << ", " << engine;
+    }
+    const std::string as_written = "engine_mode: AS_WRITTEN " + conv("engine: CAFFE");
+    const std::string reference = layer == "dw" ? typeid(ConvolutionLayer<float>).name()
+                                                : typeid(PoolingLayer<float>).name();
+    EXPECT_EQ(body_of(as_written, layer), reference) << layer;
+  }
+}
 
 }  // namespace
 }  // namespace crema

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -481,6 +482,71 @@ TYPED_TEST(NetTest, WeightsRoundTripThroughCaffemodelAndHdf5) {
     EXPECT_EQ(copy_loss, loss);
   }
   std::system(("rm -rf " + dir).c_str());
+}
+
+// A .caffemodel as NVCaffe 0.17 writes it by default: every blob's values in
+// raw_data, typed FLOAT16 (an fp16-trained net) or FLOAT. The weights here
+// are multiples of 1/8 below 16, which binary16 holds exactly, so the loaded
+// net must hold exactly them and compute exactly the loss of the source.
+TYPED_TEST(NetTest, WeightsLoadFromNvcaffeRawData) {
+  using Dtype = typename TypeParam::Dtype;
+  auto source = MakeNet<Dtype>(kSmallNet, TRAIN);
+  for (const auto& blob : source->learnable_params()) {
+    Dtype* data = blob->mutable_cpu_data();
+    for (int i = 0; i < blob->count(); ++i) data[i] = Dtype((i * 37 % 29) - 14) / 8;
+  }
+  FillInputs(source.get());
+  Dtype loss = 0;
+  source->Forward(&loss);
+  NetParameter trained;
+  source->ToProto(&trained);
+  for (const Type type : {FLOAT16, FLOAT}) {
+    NetParameter nvcaffe = trained;
+    for (LayerParameter& layer : *nvcaffe.mutable_layer()) {
+      for (BlobProto& blob : *layer.mutable_blobs()) {
+        std::string bytes;
+        const int count = blob.data_size() + blob.double_data_size();  // one of them is empty
+        for (int i = 0; i < count; ++i) {
+          const float value =
+              blob.data_size() > 0 ? blob.data(i) : static_cast<float>(blob.double_data(i));
+          if (type == FLOAT) {
+            bytes.append(reinterpret_cast<const char*>(&value), 4);
+            continue;
+          }
+          // value = k / 8 with |k| < 128: sign, exponent and 10-bit mantissa.
+          uint16_t half = value < 0 ? 0x8000 : 0;
+          const float magnitude = std::fabs(value);
+          if (magnitude > 0) {
+            int exponent = 0;
+            const float fraction = std::frexp(magnitude, &exponent);  // in [0.5, 1)
+            half |= static_cast<uint16_t>((exponent - 1 + 15) << 10);
+            half |= static_cast<uint16_t>((fraction * 2 - 1) * 1024);
+          }
+          bytes.append(reinterpret_cast<const char*>(&half), 2);
+        }
+        blob.clear_data();
+        blob.clear_double_data();
+        blob.set_raw_data_type(type);
+        blob.set_raw_data(bytes);
+      }
+    }
+    const std::string file = ::testing::TempDir() + "nvcaffe_" + Type_Name(type) + ".caffemodel";
+    WriteProtoToBinaryFile(nvcaffe, file);
+    Context::set_random_seed(99);
+    auto copy = MakeNet<Dtype>(kSmallNet, TRAIN);
+    copy->CopyTrainedLayersFrom(file);
+    for (size_t j = 0; j < copy->learnable_params().size(); ++j) {
+      const Blob<Dtype>& ours = *copy->learnable_params()[j];
+      const Blob<Dtype>& theirs = *source->learnable_params()[j];
+      for (int i = 0; i < ours.count(); ++i) {
+        ASSERT_EQ(ours.cpu_data()[i], theirs.cpu_data()[i]) << Type_Name(type) << " " << j;
+      }
+    }
+    FillInputs(copy.get());
+    Dtype copy_loss = 0;
+    copy->Forward(&copy_loss);
+    EXPECT_EQ(copy_loss, loss) << Type_Name(type);
+  }
 }
 
 TYPED_TEST(NetTest, MisshapedTrainedLayerNamesLayerAndShapes) {

@@ -48,6 +48,7 @@ std::unique_ptr<Net<Dtype>> MakeFoldNet(const std::string& batch_norm_param, Pha
   for (size_t at; (at = text.find("NORMED")) != std::string::npos;) text.replace(at, 6, normed);
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(phase);
+  param.set_engine_mode(NetParameter::AS_WRITTEN);  // engine CAFFE: the reference bodies
   return std::unique_ptr<Net<Dtype>>(new Net<Dtype>(param));
 }
 
@@ -200,6 +201,7 @@ std::unique_ptr<Net<float>> MakeResidualNet(bool identity_between) {
   text.replace(text.find("SHORT"), 5, identity_between ? "a2" : "a");
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TRAIN);
+  param.set_engine_mode(NetParameter::AS_WRITTEN);  // engine CAFFE: the reference bodies
   return std::unique_ptr<Net<float>>(new Net<float>(param));
 }
 
@@ -271,6 +273,7 @@ std::unique_ptr<Net<float>> MakeHandedNet(const std::string& batch_norm, bool de
   }
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TRAIN);
+  param.set_engine_mode(NetParameter::AS_WRITTEN);  // engine CAFFE: the reference bodies
   return std::unique_ptr<Net<float>>(new Net<float>(param));
 }
 

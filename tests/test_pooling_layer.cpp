@@ -249,6 +249,40 @@ TYPED_TEST(PoolingLayerTest, OutputSizesRoundUpOrDown) {
   }
 }
 
+// OpenCV's ceil_mode (opencv-caffe.proto): false rounds down as round_mode
+// FLOOR, true up as CEIL, for every case above; with round_mode given too,
+// the two must agree.
+TYPED_TEST(PoolingLayerTest, OpenCvCeilModeIsRoundMode) {
+  using Dtype = typename TypeParam::Dtype;
+  for (const bool ceil : {false, true}) {
+    for (const int pad : {0, 1}) {
+      LayerParameter by_round = PoolingParam(PoolingParameter::MAX, 3, 2, pad);
+      by_round.mutable_pooling_param()->set_round_mode(ceil ? PoolingParameter::CEIL
+                                                            : PoolingParameter::FLOOR);
+      LayerParameter by_ceil = PoolingParam(PoolingParameter::MAX, 3, 2, pad);
+      by_ceil.mutable_pooling_param()->set_ceil_mode(ceil);
+      Blob<Dtype> bottom(1, 2, 6, 6), top_round, top_ceil;
+      std::vector<Blob<Dtype>*> bottom_vec{&bottom}, round_vec{&top_round}, ceil_vec{&top_ceil};
+      PoolingLayer<Dtype> round_layer(by_round), ceil_layer(by_ceil);
+      round_layer.SetUp(bottom_vec, round_vec);
+      ceil_layer.SetUp(bottom_vec, ceil_vec);
+      EXPECT_EQ(top_ceil.shape(), top_round.shape()) << "ceil_mode " << ceil << " pad " << pad;
+    }
+  }
+  // 6 wide, kernel 3, stride 2: FLOOR gives 2, CEIL 3.
+  LayerParameter floor = PoolingParam(PoolingParameter::MAX, 3, 2);
+  floor.mutable_pooling_param()->set_ceil_mode(false);
+  Blob<Dtype> bottom(1, 1, 6, 6), top;
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
+  PoolingLayer<Dtype> layer(floor);
+  layer.SetUp(bottom_vec, top_vec);
+  EXPECT_EQ(top.shape(), (std::vector<int>{1, 1, 2, 2}));
+  LayerParameter both = floor;
+  both.mutable_pooling_param()->set_round_mode(PoolingParameter::CEIL);
+  PoolingLayer<Dtype> contradicted(both);
+  ExpectSetUpThrowsNamingLayer<Dtype>(&contradicted, bottom_vec, top_vec);
+}
+
 TYPED_TEST(PoolingLayerTest, GlobalPoolingTakesTheWholePlane) {
   using Dtype = typename TypeParam::Dtype;
   FillWithSpreadPermutation(this->bottom_.get(), 5);

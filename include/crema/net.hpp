@@ -182,6 +182,7 @@ class Net {
   void Init(const NetParameter& param, const NetOptions<Dtype>& options);
   // Upgrades, filters by the net's state and inserts splits.
   NetParameter Prepare(const NetParameter& in_param);
+  static void CheckLayerSettings(const LayerParameter& layer);
   void AddLayer(const NetParameter& param, int layer_id, const NetOptions<Dtype>& options,
                 Wiring* wiring);
   void ConnectBlobs(const NetParameter& param, int layer_id, Wiring* wiring);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "crema/util/math_functions.hpp"
@@ -433,6 +435,62 @@ std::string ProtoShapeString(const BlobProto& proto) {
 }
 }  // namespace
 
+namespace {
+// IEEE 754 binary16 (NVCaffe's FLOAT16) to float, subnormals, infinities
+// and NaN included.
+float HalfToFloat(uint16_t half) {
+  const uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
+  const uint32_t exponent = (half >> 10) & 0x1f;
+  const uint32_t mantissa = half & 0x3ff;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  const uint32_t bits = exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13)
+                                         : sign | ((exponent + 112) << 23) | (mantissa << 13);
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+template <typename Stored, typename Dtype>
+void CopyStored(const std::string& bytes, int count, Dtype* out) {
+  for (int i = 0; i < count; ++i) {
+    Stored value;
+    std::memcpy(&value, bytes.data() + static_cast<size_t>(i) * sizeof(Stored), sizeof(Stored));
+    out[i] = static_cast<Dtype>(value);
+  }
+}
+
+// NVCaffe 0.17 writes a blob's values as the bytes of its own type
+// (little-endian, as its hosts hold them) in raw_data, typed by
+// raw_data_type; FLOAT, FLOAT16 and DOUBLE are the types its nets hold.
+template <typename Dtype>
+void ReadRawValues(bool typed, Type type, const std::string& bytes, int count,
+                                const char* field, Dtype* out) {
+  CREMA_REQUIRE(typed, "blob has " << field << " but no " << field
+                                   << "_type saying what its bytes hold");
+  const size_t size = type == DOUBLE ? 8 : type == FLOAT ? 4 : type == FLOAT16 ? 2 : 0;
+  CREMA_REQUIRE(size > 0, "blob " << field << " holds " << Type_Name(type)
+                                  << " values; Crema reads FLOAT, FLOAT16 and DOUBLE");
+  CREMA_REQUIRE(bytes.size() == size * static_cast<size_t>(count),
+                "blob " << field << " holds " << bytes.size() << " bytes, its shape needs "
+                        << count << " " << Type_Name(type) << " values (" << size * count
+                        << " bytes)");
+  if (type == DOUBLE) {
+    CopyStored<double>(bytes, count, out);
+  } else if (type == FLOAT) {
+    CopyStored<float>(bytes, count, out);
+  } else {
+    for (int i = 0; i < count; ++i) {
+      uint16_t half;
+      std::memcpy(&half, bytes.data() + static_cast<size_t>(i) * 2, 2);
+      out[i] = static_cast<Dtype>(HalfToFloat(half));
+    }
+  }
+}
+}  // namespace
+
 template <typename Dtype>
 void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
   if (reshape) {
@@ -451,6 +509,9 @@ void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
                                                                     << " values, its shape needs "
                                                                     << count_);
     for (int i = 0; i < count_; ++i) data[i] = static_cast<Dtype>(proto.double_data(i));
+  } else if (proto.data_size() == 0 && proto.has_raw_data()) {
+    ReadRawValues(proto.has_raw_data_type(), proto.raw_data_type(), proto.raw_data(), count_,
+                  "raw_data", data);
   } else {
     CREMA_REQUIRE(proto.data_size() == count_,
                   "blob holds " << proto.data_size() << " values, its shape needs " << count_);
@@ -467,6 +528,9 @@ void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
                   "blob diff holds " << proto.diff_size() << " values, its shape needs " << count_);
     Dtype* diff = mutable_cpu_diff();
     for (int i = 0; i < count_; ++i) diff[i] = static_cast<Dtype>(proto.diff(i));
+  } else if (proto.has_raw_diff()) {
+    ReadRawValues(proto.has_raw_diff_type(), proto.raw_diff_type(), proto.raw_diff(), count_,
+                  "raw_diff", mutable_cpu_diff());
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "crema/format/engine_hints.hpp"
+#include "crema/format/fork_fields.hpp"
 #include "crema/format/insert_splits.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
 #include "crema/storage/hdf5.hpp"
@@ -73,11 +75,20 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
                 net << ": none of its " << upgraded.layer_size() << " layers is in the "
                     << (phase_ == TRAIN ? "TRAIN" : "TEST")
                     << " phase (each is left out by its include/exclude rules)");
+  CheckForkFields(upgraded, net, {"layer", "layers"});
+  CREMA_REQUIRE(upgraded.compute_precision() == FLOAT || upgraded.compute_precision() == BF16,
+                net << ": compute_precision " << Type_Name(upgraded.compute_precision())
+                    << " is not one Crema computes in (FLOAT, BF16)");
+  for (const LayerParameter& layer : filtered.layer()) CheckLayerSettings(layer);
   NetParameter param;
   InsertSplits(filtered, &param);
+  int hints = 0;
   // Each layer runs in the net's phase, precision and convolution algorithm
   // unless it says otherwise.
   for (LayerParameter& layer_param : *param.mutable_layer()) {
+    if (upgraded.engine_mode() == NetParameter::FASTEST) {
+      hints += ReadEngineHintsAsDefault(&layer_param);
+    }
     if (!layer_param.has_phase()) layer_param.set_phase(phase_);
     if (!layer_param.has_compute_precision()) {
       layer_param.set_compute_precision(upgraded.compute_precision());
@@ -88,7 +99,23 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
       layer_param.set_convolution_algorithm(upgraded.convolution_algorithm());
     }
   }
+  LOG_IF(INFO, log_ && hints > 0)
+      << net << ": the engine fields of " << hints
+      << " layers name Caffe's runtimes (CAFFE, CUDNN, MKL2017, MKLDNN); Crema runs the "
+         "fastest body for each, as with DEFAULT (engine_mode: AS_WRITTEN keeps them)";
   return param;
+}
+
+// What a layer's own settings say before it is built: the forks' fields it
+// sets (format/fork_fields.hpp) and a compute_precision Crema computes in.
+template <typename Dtype>
+void Net<Dtype>::CheckLayerSettings(const LayerParameter& layer) {
+  const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
+  CheckForkFields(layer, where);
+  CREMA_REQUIRE(!layer.has_compute_precision() || layer.compute_precision() == FLOAT ||
+                    layer.compute_precision() == BF16,
+                where << ": compute_precision " << Type_Name(layer.compute_precision())
+                      << " is not one Crema computes in (FLOAT, BF16)");
 }
 
 template <typename Dtype>

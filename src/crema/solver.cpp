@@ -18,6 +18,7 @@
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
+#include "crema/format/fork_fields.hpp"
 
 namespace crema {
 
@@ -45,6 +46,8 @@ void RequireFinite(double value, const char* field, bool non_negative) {
 }
 
 void RequireSettingsMeaningful(const SolverParameter& param) {
+  // The nets inside are checked when they are built.
+  CheckForkFields(param, "solver", {"net_param", "train_net_param", "test_net_param"});
   RequireFinite(param.base_lr(), "base_lr", true);
   RequireFinite(param.momentum(), "momentum", true);
   RequireFinite(param.weight_decay(), "weight_decay", true);

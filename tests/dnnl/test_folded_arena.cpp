@@ -63,6 +63,7 @@ std::unique_ptr<Net<float>> ArenaNetOf(std::string text, const std::string& engi
   for (size_t at; (at = text.find("ENGINE")) != std::string::npos;) text.replace(at, 6, engine);
   NetParameter param = ParseNet(text);
   param.mutable_state()->set_phase(TEST);
+  param.set_engine_mode(NetParameter::AS_WRITTEN);  // engine CAFFE: the reference bodies
   return std::unique_ptr<Net<float>>(new Net<float>(param));
 }
 

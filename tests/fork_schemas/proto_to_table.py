@@ -3,6 +3,8 @@
 per enum value, in the layout of BVLC's caffe_schema_fields.tsv.
 
     proto_to_table.py FORK.proto --fork NAME --source "repo path @ commit" > FORK.tsv
+    proto_to_table.py FORK.pb ...  (a FileDescriptorSet: the schema a library
+                                    was built with, e.g. read out of its binary)
 
 The .proto is a copy of the fork's published caffe.proto kept outside the
 project (only the facts it states are committed). protoc checks it and gives
@@ -49,6 +51,11 @@ LABEL = {
 
 
 def read_descriptor(proto_path):
+    if proto_path.endswith(".pb"):
+        files = descriptor_pb2.FileDescriptorSet()
+        with open(proto_path, "rb") as f:
+            files.ParseFromString(f.read())
+        return files.file[0]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "schema.pb")
         folder, name = os.path.split(os.path.abspath(proto_path))

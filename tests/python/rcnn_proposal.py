@@ -127,5 +127,11 @@ class OpenCVProposalLayer:
         return [padded]
 
 
+_REGISTERED = []
+
+
 def register_with_opencv(cv2):
-    cv2.dnn_registerLayer("Python", OpenCVProposalLayer)
+    """Once per process: OpenCV aborts on a second registration of a type."""
+    if not _REGISTERED:
+        cv2.dnn_registerLayer("Python", OpenCVProposalLayer)
+        _REGISTERED.append(True)

@@ -49,11 +49,15 @@ OPENCV_CANNOT = {
 # Heads whose He-scaled weights would saturate what follows (fork_nets.HEAD_SCALES).
 HEAD_SCALES = {
     "face_ssd_res10": {"_mbox_conf": 0.02},
-    "mobilenet_ssd": {"_mbox_conf": 0.1},
+    "mobilenet_ssd": {"_mbox_conf": 3.0},
     "mobilenetv2_ssdlite": {"_mbox_conf": 0.1},
     "faster_rcnn_zf": {"rpn_bbox_pred": 0.02},
     "rfcn_resnet50": {"rpn_bbox_pred": 0.02},
 }
+# The logits before a classifier's softmax, compared as well: with random
+# weights the probabilities are nearly one-hot, which hides differences.
+LOGITS = {"mobilenet_v1": "fc7", "mobilenet_v2": "fc7", "resnet50_he": "fc1000",
+          "squeezenet_v1_1": "pool10"}
 ROWS = []  # (net, parsed, built, output, max rel diff or None, Crema ms, OpenCV ms, note)
 
 
@@ -116,7 +120,8 @@ def run_crema(name, deploy, tmp_path):
     net.save(str(weights))
     inputs = make_inputs(net, rng)
     net.forward(**inputs)
-    outputs = {output: net.blobs[output].data.copy() for output in net.outputs}
+    compared = list(net.outputs) + ([LOGITS[name]] if name in LOGITS else [])
+    outputs = {output: net.blobs[output].data.copy() for output in compared}
     ms = median_ms(lambda: net.forward(**inputs))
     return net, weights, inputs, outputs, ms
 

@@ -18,6 +18,12 @@ struct DetectionBox {
   float xmin = 0, ymin = 0, xmax = 0, ymax = 0;
 };
 
+// Each coordinate clamped to [0, 1] (normalized coordinates).
+inline DetectionBox ClipToUnitSquare(const DetectionBox& box) {
+  auto clamp = [](float v) { return v < 0 ? 0.0f : (v > 1 ? 1.0f : v); };
+  return {clamp(box.xmin), clamp(box.ymin), clamp(box.xmax), clamp(box.ymax)};
+}
+
 // The area of box (0 when it is inverted), without SSD's +1 for pixels.
 inline float DetectionBoxArea(const DetectionBox& box) {
   if (box.xmax < box.xmin || box.ymax < box.ymin) return 0;

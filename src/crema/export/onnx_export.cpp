@@ -495,8 +495,13 @@ void ExportLog(LayerExport& e) {
   Affine(e, ln, 1 / std::log(p.base()), 0, e.tops[0]);
 }
 
-// At test time Caffe's Dropout copies (training scaled the kept values).
-void ExportDropout(LayerExport& e) { e.Unary("Identity"); }
+// At test time Caffe's Dropout copies (training scaled the kept values);
+// with the forks' scale_train: false it multiplies by 1 - dropout_ratio.
+void ExportDropout(LayerExport& e) {
+  const DropoutParameter& p = e.param.dropout_param();
+  const float scale = p.scale_train() ? 1.0f : 1.0f - p.dropout_ratio();
+  Affine(e, e.bottoms[0], scale, 0, e.tops[0]);
+}
 
 // ---- Normalization, scale and bias --------------------------------------
 
@@ -957,6 +962,15 @@ std::string DecodeBoxes(LayerExport& e, int64_t images, int64_t priors, int64_t 
   return boxes;
 }
 
+// OpenCV's clip: every coordinate clamped to [0, 1] before NMS.
+std::string ClippedIfAsked(LayerExport& e, const std::string& boxes) {
+  if (!e.param.detection_output_param().clip()) return boxes;
+  return Step(e, "Clip",
+              {boxes, e.graph.ScalarConstant(e.name() + "/clip_min", 0),
+               e.graph.ScalarConstant(e.name() + "/clip_max", 1)},
+              "clipped_boxes");
+}
+
 // Caffe's overlap of an inverted box (xmax < xmin or ymax < ymin) with any
 // box is 0; ONNX's NMS would sort its corners first. An all-zero box, whose
 // overlap with any box is 0 in both, stands in for it in the NMS.
@@ -1025,7 +1039,8 @@ Candidates ClassCandidates(LayerExport& e, const DetectionSizes& n) {
   const int64_t classes = p.num_classes();
   const int64_t loc_classes = p.share_location() ? 1 : classes;
   const std::string decoded =
-      Transposed(e, DecodeBoxes(e, n.images, n.priors, loc_classes), {0, 2, 1, 3}, "class_boxes");
+      Transposed(e, ClippedIfAsked(e, DecodeBoxes(e, n.images, n.priors, loc_classes)),
+                 {0, 2, 1, 3}, "class_boxes");
   const std::string boxes =
       p.share_location() ? Step(e, "Expand",
                                 {decoded, e.graph.Int64Constant(e.name() + "/boxes_shape",

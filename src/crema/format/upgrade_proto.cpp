@@ -478,6 +478,15 @@ const char* V1TypeName(V1LayerParameter::LayerType type) {
       return "WindowData";
     case V1LayerParameter::THRESHOLD:
       return "Threshold";
+    // The forks' V1 types (SSD's, MobileNet-YOLO's).
+    case V1LayerParameter::RESHAPE:
+      return "Reshape";
+    case V1LayerParameter::ROIPOOLING:
+      return "ROIPooling";
+    case V1LayerParameter::SMOOTH_L1_LOSS:
+      return "SmoothL1Loss";
+    case V1LayerParameter::RELU6:
+      return "ReLU6";
   }
   return nullptr;
 }

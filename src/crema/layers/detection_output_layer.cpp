@@ -27,6 +27,7 @@ void DetectionOutputLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
                                              << " must be below num_classes " << num_classes_);
   code_type_ = param.code_type();
   variance_encoded_in_target_ = param.variance_encoded_in_target();
+  clip_ = param.clip();
   keep_top_k_ = param.keep_top_k();
   CREMA_LAYER_REQUIRE(keep_top_k_ == -1 || keep_top_k_ > 0,
                       "keep_top_k must be -1 (all) or positive, got " << keep_top_k_);
@@ -108,8 +109,10 @@ void DetectionOutputLayer<Dtype>::Decode(const Blob<Dtype>& loc, const Blob<Dtyp
                                float(variance_data[p * 4 + 2]), float(variance_data[p * 4 + 3])};
     const Dtype* d = loc_data + (p * num_loc_classes_ + loc_class) * 4;
     const ssd::DetectionBox offsets{float(d[0]), float(d[1]), float(d[2]), float(d[3])};
-    boxes[p] =
+    ssd::DetectionBox box =
         ssd::DecodeBox(prior_box, variance, offsets, code_type_, variance_encoded_in_target_);
+    if (clip_) box = ssd::ClipToUnitSquare(box);
+    boxes[p] = box;
     decoded[p] = true;
   }
 }

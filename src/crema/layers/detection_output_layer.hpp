@@ -77,6 +77,8 @@ class DetectionOutputLayer : public Layer<Dtype> {
   int background_label_id_ = 0;
   PriorBoxParameter::CodeType code_type_ = PriorBoxParameter::CORNER;
   bool variance_encoded_in_target_ = false;
+  // OpenCV's clip: decoded boxes clamped to [0, 1] before NMS.
+  bool clip_ = false;
   int keep_top_k_ = -1;
   float confidence_threshold_ = 0;
   float nms_threshold_ = 0.3f;

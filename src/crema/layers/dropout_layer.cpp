@@ -8,10 +8,10 @@ void DropoutLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   dropout_ratio_ = this->layer_param_.dropout_param().dropout_ratio();
   CREMA_LAYER_REQUIRE(dropout_ratio_ >= 0 && dropout_ratio_ < 1,
                       "dropout_ratio must be in [0, 1), got " << dropout_ratio_);
-  // scale_train false (no scaling at TRAIN, times 1 - ratio at TEST) is a
-  // fork's option; the schema follows BVLC Caffe, which has no such field and
-  // always scales at TRAIN.
-  const bool scale_train = true;
+  // scale_train (py-faster-rcnn, SSD, R-FCN, OpenCV; default true as in
+  // BVLC Caffe): false keeps TRAIN's values unscaled and multiplies TEST's by
+  // 1 - ratio instead, the same expectation either way.
+  const bool scale_train = this->layer_param_.dropout_param().scale_train();
   train_scale_ = scale_train ? Dtype(1) / (Dtype(1) - dropout_ratio_) : Dtype(1);
   test_scale_ = scale_train ? Dtype(1) : Dtype(1) - dropout_ratio_;
   // A uniform 32-bit draw falls below ratio * 2^32 with probability ratio.

@@ -1,7 +1,8 @@
 // Dropout (Srivastava et al., 2014): at TRAIN each element is kept with
 // probability 1 - dropout_ratio and zeroed otherwise; at TEST the layer passes
 // its input through. Kept values are scaled by 1 / (1 - dropout_ratio) at TRAIN
-// so the expected output matches TEST.
+// so the expected output matches TEST; with the forks' scale_train: false,
+// TRAIN keeps values unscaled and TEST multiplies by 1 - dropout_ratio.
 #ifndef CREMA_LAYERS_DROPOUT_LAYER_HPP_
 #define CREMA_LAYERS_DROPOUT_LAYER_HPP_
 

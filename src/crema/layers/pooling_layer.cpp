@@ -121,6 +121,17 @@ void PoolingLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& /*bottom*/
                                      const std::vector<Blob<Dtype>*>& /*top*/) {
   const PoolingParameter& param = this->layer_param_.pooling_param();
   global_pooling_ = param.global_pooling();
+  // OpenCV's ceil_mode says BVLC's round_mode as a bool: false is FLOOR.
+  round_mode_ = param.round_mode();
+  if (param.has_ceil_mode()) {
+    const PoolingParameter::RoundMode asked =
+        param.ceil_mode() ? PoolingParameter::CEIL : PoolingParameter::FLOOR;
+    CREMA_LAYER_REQUIRE(!param.has_round_mode() || param.round_mode() == asked,
+                        "ceil_mode: " << (param.ceil_mode() ? "true" : "false")
+                                      << " contradicts round_mode: "
+                                      << PoolingParameter::RoundMode_Name(param.round_mode()));
+    round_mode_ = asked;
+  }
   if (global_pooling_) {
     CREMA_LAYER_REQUIRE(!param.has_kernel_size() && !param.has_kernel_h() && !param.has_kernel_w(),
                         "global_pooling takes the whole plane as its kernel: do not set "
@@ -192,9 +203,9 @@ void PoolingLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   const PoolingParameter& param = this->layer_param_.pooling_param();
   const bool any_padding = g.pad_h > 0 || g.pad_w > 0;
   g.pooled_height =
-      PooledSize(g.height, g.kernel_h, g.stride_h, g.pad_h, any_padding, param.round_mode());
+      PooledSize(g.height, g.kernel_h, g.stride_h, g.pad_h, any_padding, round_mode_);
   g.pooled_width =
-      PooledSize(g.width, g.kernel_w, g.stride_w, g.pad_w, any_padding, param.round_mode());
+      PooledSize(g.width, g.kernel_w, g.stride_w, g.pad_w, any_padding, round_mode_);
   CREMA_LAYER_REQUIRE(g.pooled_height > 0 && g.pooled_width > 0,
                       "kernel " << g.kernel_h << "x" << g.kernel_w
                                 << " does not fit the padded input of bottom shape "

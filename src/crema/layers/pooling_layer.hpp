@@ -64,6 +64,8 @@ class PoolingLayer : public Layer<Dtype> {
 
   PoolingGeometry geometry_{};
   bool global_pooling_ = false;
+  // How the output size rounds: round_mode, or OpenCV's ceil_mode.
+  PoolingParameter::RoundMode round_mode_ = PoolingParameter::CEIL;
   int num_planes_ = 0;
   // The input-plane index each output took (MAX, and STOCHASTIC at TRAIN),
   // kept for Backward; -1 for a window that holds no input.
