@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "crema/filler.hpp"
 #include "crema/net.hpp"
 #include "crema/util/io.hpp"
+#include "crema/util/upgrade_proto.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 
@@ -615,6 +617,36 @@ TEST(NetNamesTest, DuplicateNamesBuildAndWeightsGoToTheFirst) {
   EXPECT_EQ(copy->layers()[1]->blobs()[0]->cpu_data()[0],
             source->layers()[1]->blobs()[0]->cpu_data()[0]);
   EXPECT_EQ(copy->layers()[2]->blobs()[0]->cpu_data()[0], second_before);
+}
+
+// What BVLC Caffe's reader accepts in a file, Crema's does: a V1 net with
+// blobs_lr, weight_decay and Concat's concat_dim, CRLF line ends, comments
+// after fields and on lines of their own, single-quoted strings. The V1
+// multipliers become param specs and concat_dim the concatenation axis.
+TEST(NetLeniencyTest, OldCaffeFilesAsWrittenParse) {
+  const std::string text =
+      "name: 'lenient'  # a comment after a field\r\n"
+      "# a comment line\r\n"
+      "input: \"data\"\r\ninput_dim: 2\r\ninput_dim: 3\r\ninput_dim: 4\r\ninput_dim: 4\r\n"
+      "layers {\r\n  name: 'conv'  type: CONVOLUTION  bottom: 'data'  top: 'conv'\r\n"
+      "  blobs_lr: 1  blobs_lr: 2  weight_decay: 1  weight_decay: 0\r\n"
+      "  convolution_param { num_output: 2 kernel_size: 1 }  # trailing\r\n}\r\n"
+      "layers { name: 'both' type: CONCAT bottom: 'conv' bottom: 'data' top: 'both'\r\n"
+      "  concat_param { concat_dim: 1 } }\r\n";
+  const std::string file = ::testing::TempDir() + "lenient.prototxt";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+  }
+  NetParameter param;
+  ReadNetParamsFromTextFile(file, &param);
+  param.mutable_state()->set_phase(TEST);
+  Net<float> net(param);
+  const auto& conv = net.layer_by_name("conv")->layer_param();
+  ASSERT_EQ(conv.param_size(), 2);
+  EXPECT_EQ(conv.param(1).lr_mult(), 2);
+  EXPECT_EQ(conv.param(1).decay_mult(), 0);
+  EXPECT_EQ(net.blob_by_name("both")->shape(), (std::vector<int>{2, 5, 4, 4}));
 }
 
 TEST(NetFilterTest, StateRules) {

@@ -5,7 +5,8 @@ set to one engine, and a map of layer names to types.
   set_engine.py [--grouped=ENGINE2] IN.prototxt OUT.prototxt ENGINE TYPES.txt [N,C,H,W]
 
 ENGINE: DEFAULT, CAFFE, CUDNN or DNNL (CAFFE in GPU mode: every layer on its
-CUDA body). --grouped=ENGINE2 gives grouped convolutions (a Convolution with
+CUDA body); with CAFFE or CUDNN anywhere the copy starts with engine_mode:
+AS_WRITTEN, under which those engines choose Crema's bodies. --grouped=ENGINE2 gives grouped convolutions (a Convolution with
 group > 1, and the forks' depthwise types) ENGINE2 instead. TYPES.txt gets
 "name type" per layer, with a Convolution whose group is its num_output
 (a depthwise one) named "Depthwise". With
@@ -84,7 +85,10 @@ def main():
                 block = block[:-1].rstrip() + f"\n  {field} {{ engine: {layer_engine} }}\n}}"
         pieces.append(text[last:start] + block)
         last = end
-    open(target, "w").write("".join(pieces) + text[last:])
+    # Engines naming Caffe's runtimes (CAFFE, CUDNN) choose a body only
+    # where the net asks for them as written.
+    mode = "engine_mode: AS_WRITTEN\n" if {engine, grouped_engine} & {"CAFFE", "CUDNN"} else ""
+    open(target, "w").write(mode + "".join(pieces) + text[last:])
     open(types_path, "w").write("\n".join(names) + "\n")
 
 
