@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
 #include "linear_solver.hpp"
+#include "test_error_message.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 
@@ -128,6 +130,56 @@ TEST(SolverTest, WeightDecayAndIterSize) {
   const std::vector<double> w = LinearWeights(*clipped);
   const double moved = std::hypot(w[0] - 0.5, w[1] - 0.5);
   EXPECT_NEAR(moved, 0.1 * 0.5, 1e-7);  // the gradient's norm was clipped to 0.5
+}
+
+// The forks' layer-wise rates on the linear unit (one blob, w = (0.5, 0.5)),
+// two momentum-SGD steps each, against their code: the blob's rate is
+// rate * trust ratio in place of lr_mult, the gradient norm taken after the
+// weight decay was added (their CPU bodies' order).
+//   Intel's local_lr_auto: local_gw_ratio |w| / (|g| + weight_decay |w|)
+//   NVCaffe's larc "scale": rate * larc_eta |w| / |g|;  "clip": min(rate, that)
+TEST(SolverTest, ForkLayerWiseRatesFollowTheirCode) {
+  const double rate = 0.1, momentum = 0.9, decay = 0.01, eta = 0.02;
+  struct Case {
+    std::string settings;
+    int kind;  // 0 Intel, 1 NVCaffe scale, 2 NVCaffe clip
+  };
+  const Case cases[] = {
+      {"local_lr_auto: true local_gw_ratio: 0.02", 0},
+      {"larc: true larc_eta: 0.02", 1},
+      {"larc: true larc_eta: 0.02 larc_policy: 'clip'", 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.settings);
+    auto solver = CreateSolver<double>(
+        LinearSolver("SGD", "momentum: 0.9 weight_decay: 0.01 " + c.settings));
+    SetInputs(solver->net().get());
+    std::vector<double> w = {0.5, 0.5}, h = {0, 0};
+    for (int t = 0; t < 2; ++t) {
+      std::vector<double> g = Gradient(w);
+      for (int i = 0; i < 2; ++i) g[i] += decay * w[i];
+      const double wn = std::hypot(w[0], w[1]), gn = std::hypot(g[0], g[1]);
+      double local = 0;
+      if (c.kind == 0) local = rate * eta * wn / (gn + decay * wn);
+      if (c.kind == 1) local = rate * eta * wn / gn;
+      if (c.kind == 2) local = std::min(rate, eta * wn / gn);
+      for (int i = 0; i < 2; ++i) {
+        h[i] = momentum * h[i] + local * g[i];
+        w[i] -= h[i];
+      }
+      solver->Step(1);
+      const std::vector<double> got = LinearWeights(*solver);
+      EXPECT_NEAR(got[0], w[0], 1e-7) << "step " << t;  // float-held settings
+      EXPECT_NEAR(got[1], w[1], 1e-7) << "step " << t;
+    }
+  }
+  // Adam has no layer-wise rate in either fork: refused by name.
+  SolverParameter adam = LinearSolver("Adam", "larc: true");
+  const std::string message = ErrorMessageOf([&] { CreateSolver<double>(adam); });
+  EXPECT_NE(message.find("larc applies to SGD"), std::string::npos) << message;
+  SolverParameter decoupled = LinearSolver("SGD", "regularization_type: 'decoupled'");
+  EXPECT_NE(ErrorMessageOf([&] { CreateSolver<double>(decoupled); }).find("jolibrain"),
+            std::string::npos);
 }
 
 // Decoupled weight decay on three weights: AdamW takes Adam's step from the

@@ -34,6 +34,9 @@ class SGDSolver : public Solver<Dtype> {
   // Decoupled decay is L2's: another regularization_type is an error.
   void RequireL2ForDecoupledDecay() const;
   void ClipGradients();
+  // rate * lr_mult, or the layer-wise rate of Intel's local_lr_auto or
+  // NVCaffe's larc (SGD and Nesterov).
+  Dtype LocalRate(int param_id, Dtype rate) const;
   // Turns param_id's gradient into the step to subtract, updating history.
   virtual void ComputeUpdateValue(int param_id, Dtype rate);
   void SnapshotSolverState(SolverState* state) override;

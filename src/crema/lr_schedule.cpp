@@ -1,5 +1,6 @@
 #include "crema/lr_schedule.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -14,8 +15,9 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 const std::set<std::string>& Policies() {
-  static const std::set<std::string> policies{"fixed", "step",    "exp",  "inv",     "multistep",
-                                              "poly",  "sigmoid", "sgdr", "onecycle"};
+  static const std::set<std::string> policies{"fixed",   "step", "exp",      "inv",
+                                              "multistep", "poly", "sigmoid", "sgdr",
+                                              "onecycle",  "multifixed"};
   return policies;
 }
 
@@ -61,6 +63,14 @@ double OneCycle(const SolverParameter& param, double iter) {
   return CosineBetween(peak, param.min_lr(), std::min(1.0, (iter - up) / (param.max_iter() - up)));
 }
 
+// Intel's "multifixed": stagelr[s] for the first stage s whose stageiter[s]
+// is at or past the iteration, the last stage's rate past them all.
+double MultiFixed(const SolverParameter& param, double iter) {
+  int stage = 0;
+  while (stage < param.stageiter_size() - 1 && iter > param.stageiter(stage)) ++stage;
+  return param.stagelr(stage);
+}
+
 // The policy's own rate, before any warm-up.
 double PolicyRate(const SolverParameter& param, double iter) {
   const std::string& policy = param.lr_policy();
@@ -74,10 +84,15 @@ double PolicyRate(const SolverParameter& param, double iter) {
     while (passed < param.stepvalue_size() && iter >= param.stepvalue(passed)) ++passed;
     return base * std::pow(gamma, passed);
   }
-  if (policy == "poly") return base * std::pow(1.0 - iter / param.max_iter(), power);
+  // NVCaffe's poly falls to min_lr (0: BVLC's, to 0).
+  if (policy == "poly") {
+    return (base - param.min_lr()) * std::pow(1.0 - iter / param.max_iter(), power) +
+           param.min_lr();
+  }
   if (policy == "sigmoid") return base / (1.0 + std::exp(-gamma * (iter - param.stepsize())));
   if (policy == "sgdr") return Sgdr(param, iter);
   if (policy == "onecycle") return OneCycle(param, iter);
+  if (policy == "multifixed") return MultiFixed(param, iter);
   CREMA_FAIL("solver: unknown lr_policy '" << policy << "' (" << PolicyList() << ")");
 }
 
@@ -105,8 +120,22 @@ void RequirePolicySettings(const SolverParameter& param) {
                                             "the steps are iterations in increasing order");
     }
   }
-  if (policy == "sgdr" || policy == "onecycle") {
-    RequireFinite(param.min_lr(), "min_lr");
+  if (policy == "multifixed") {
+    CREMA_REQUIRE(param.stagelr_size() > 0 && param.stagelr_size() == param.stageiter_size(),
+                  "solver: lr_policy multifixed needs as many stagelr as stageiter values, at "
+                  "least one (it has "
+                      << param.stagelr_size() << " and " << param.stageiter_size() << ")");
+    for (int i = 0; i < param.stagelr_size(); ++i) {
+      RequireFinite(param.stagelr(i), "stagelr");
+      CREMA_REQUIRE(param.stagelr(i) >= 0, "solver: stagelr " << param.stagelr(i) << " (entry "
+                                                              << i + 1 << ") is negative");
+    }
+  }
+  RequireFinite(param.min_lr(), "min_lr");
+  CREMA_REQUIRE(param.min_lr() >= 0,
+                "solver: min_lr is " << param.min_lr() << "; the floor of the rate must not be "
+                                                          "negative");
+  if (policy == "sgdr" || policy == "onecycle" || policy == "poly") {
     CREMA_REQUIRE(param.min_lr() >= 0 && param.min_lr() <= param.base_lr(),
                   "solver: min_lr is " << param.min_lr() << "; lr_policy " << policy
                                        << " falls to it from base_lr " << param.base_lr()
@@ -140,6 +169,20 @@ void RequirePolicySettings(const SolverParameter& param) {
   }
 }
 
+// NVCaffe's ramp-up: rampup_lr to base_lr over rampup_interval iterations.
+void RequireRampupSettings(const SolverParameter& param) {
+  CREMA_REQUIRE(param.rampup_interval() >= 0, "solver: rampup_interval is "
+                                                  << param.rampup_interval()
+                                                  << "; it must not be negative");
+  if (param.rampup_interval() == 0) return;
+  CREMA_REQUIRE(param.warmup_iter() == 0,
+                "solver: rampup_interval (NVCaffe's ramp-up) and warmup_iter (Intel's warm-up) "
+                "are two ways to start a schedule; give one");
+  RequireFinite(param.rampup_lr(), "rampup_lr");
+  CREMA_REQUIRE(param.rampup_lr() >= 0,
+                "solver: rampup_lr is " << param.rampup_lr() << "; it must not be negative");
+}
+
 void RequireWarmupSettings(const SolverParameter& param) {
   CREMA_REQUIRE(param.warmup_iter() >= 0,
                 "solver: warmup_iter is " << param.warmup_iter() << "; it must not be negative");
@@ -163,17 +206,32 @@ void RequireWarmupSettings(const SolverParameter& param) {
 
 void RequireScheduleMeaningful(const SolverParameter& param) {
   RequirePolicySettings(param);
+  RequireRampupSettings(param);
   RequireWarmupSettings(param);
 }
 
+// The forks' starts replace the policy while they last, and the policy then
+// goes on from the iteration reached, not from 0 (Intel's and NVCaffe's
+// code): the rate may step down where they end.
 double LearningRate(const SolverParameter& param, int iter) {
-  const int warmup = param.warmup_iter();
-  if (iter >= warmup) return PolicyRate(param, iter);
-  // The ramp ends on the rate the schedule has where the warm-up ends.
-  const double start = param.warmup_start_lr(), end = PolicyRate(param, warmup);
-  const double t = static_cast<double>(iter) / warmup;
-  if (param.warmup_policy() == "exponential") return start * std::pow(end / start, t);
-  return start + (end - start) * t;
+  const double base = param.base_lr();
+  double rate;
+  if (iter < param.rampup_interval()) {
+    // NVCaffe 0.17: quadratic from rampup_lr.
+    const double alpha = static_cast<double>(iter) / param.rampup_interval();
+    rate = param.rampup_lr() + (base - param.rampup_lr()) * alpha * alpha;
+  } else if (iter < param.warmup_iter()) {
+    // Intel's warm-up: linear from warmup_start_lr to base_lr at warmup_iter
+    // (Crema's exponential: geometric between the same two rates).
+    const double start = param.warmup_start_lr();
+    const double t = static_cast<double>(iter) / param.warmup_iter();
+    rate = param.warmup_policy() == "exponential" ? start * std::pow(base / start, t)
+                                                   : start + (base - start) * t;
+  } else {
+    rate = PolicyRate(param, iter);
+  }
+  // NVCaffe's floor, under every policy and its ramp-up.
+  return std::max(rate, static_cast<double>(param.min_lr()));
 }
 
 std::string DescribeSchedule(const SolverParameter& param) {

@@ -1,5 +1,6 @@
 #include "crema/sgd_solvers.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "crema/sgd_update_gpu.hpp"
@@ -120,11 +121,36 @@ void SGDSolver<Dtype>::ClipGradients() {
   }
 }
 
+// The rate of one parameter blob: rate * lr_mult, or the forks' layer-wise
+// rates, which replace lr_mult by a trust ratio from the blob's norms (a
+// frozen blob, lr_mult 0, stays frozen). The gradient's norm is taken after
+// the weight decay was added to it, as both forks' CPU bodies do.
+//   Intel's local_lr_auto (LARS): local_gw_ratio |w| / (|g| + weight_decay |w|)
+//   NVCaffe's larc: larc_eta |w| / |g|, times the rate (larc_policy "scale")
+//                   or in place of it where smaller ("clip")
+// A blob whose weights or gradient are all zero keeps ratio 1.
+template <typename Dtype>
+Dtype SGDSolver<Dtype>::LocalRate(int param_id, Dtype rate) const {
+  const Dtype lr_mult = this->net_->params_lr()[param_id];
+  const SolverParameter& p = this->param_;
+  if ((!p.local_lr_auto() && !p.larc()) || lr_mult <= 0) return rate * lr_mult;
+  const Blob<Dtype>& param = *this->net_->learnable_params()[param_id];
+  const double weights = std::sqrt(static_cast<double>(param.sumsq_data()));
+  const double gradient = std::sqrt(static_cast<double>(param.sumsq_diff()));
+  if (!(weights > 0 && gradient > 0)) return rate;
+  if (p.local_lr_auto()) {
+    return rate * static_cast<Dtype>(p.local_gw_ratio() * weights /
+                                     (gradient + p.weight_decay() * weights));
+  }
+  const Dtype trust = static_cast<Dtype>(p.larc_eta() * weights / gradient);
+  return p.larc_policy() == "clip" ? std::min(rate, trust) : rate * trust;
+}
+
 // v = momentum * v + rate * g; step = v.
 template <typename Dtype>
 void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
-  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype local_rate = LocalRate(param_id, rate);
   const int n = param->count();
   const Dtype momentum = this->param_.momentum();
   if (Context::mode() == Context::GPU) {
@@ -165,7 +191,7 @@ void SGDSolver<Dtype>::CopyHistoryFrom(const Solver<Dtype>& other) {
 template <typename Dtype>
 void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
-  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  const Dtype local_rate = this->LocalRate(param_id, rate);
   const Dtype momentum = this->param_.momentum();
   const int n = param->count();
   if (Context::mode() == Context::GPU) {

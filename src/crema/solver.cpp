@@ -45,6 +45,25 @@ void RequireFinite(double value, const char* field, bool non_negative) {
                 "solver: " << field << " is " << value << "; it must not be negative");
 }
 
+// Intel's local_lr_auto and NVCaffe's larc replace each blob's lr_mult by a
+// trust ratio; both forks apply it to SGD, and Crema to SGD, Nesterov and SGDW.
+void RequireLayerWiseRatesMeaningful(const SolverParameter& param) {
+  if (!param.local_lr_auto() && !param.larc()) return;
+  CREMA_REQUIRE(!(param.local_lr_auto() && param.larc()),
+                "solver: local_lr_auto (Intel's LARS) and larc (NVCaffe's LARC) are two "
+                "layer-wise rates; give one");
+  CREMA_REQUIRE(param.type() == "SGD" || param.type() == "Nesterov" || param.type() == "SGDW",
+                "solver: " << (param.larc() ? "larc" : "local_lr_auto")
+                           << " applies to SGD (and Nesterov, SGDW), not to type "
+                           << param.type());
+  const double ratio = param.larc() ? param.larc_eta() : param.local_gw_ratio();
+  CREMA_REQUIRE(std::isfinite(ratio) && ratio > 0,
+                "solver: " << (param.larc() ? "larc_eta" : "local_gw_ratio") << " is " << ratio
+                           << "; the trust ratio's factor must be positive");
+  CREMA_REQUIRE(!param.larc() || param.larc_policy() == "scale" || param.larc_policy() == "clip",
+                "solver: unknown larc_policy '" << param.larc_policy() << "' (scale, clip)");
+}
+
 void RequireSettingsMeaningful(const SolverParameter& param) {
   // The nets inside are checked when they are built.
   CheckForkFields(param, "solver", {"net_param", "train_net_param", "test_net_param"});
@@ -68,6 +87,11 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
                   "solver: ema_decay is " << param.ema_decay()
                                           << "; the old average's weight must lie in (0, 1)");
   }
+  RequireLayerWiseRatesMeaningful(param);
+  CREMA_REQUIRE(param.regularization_type() != "decoupled",
+                "solver: regularization_type \"decoupled\" is jolibrain/caffe's decoupled weight "
+                "decay, whose code Crema could not read; Crema's own decoupled decay is type "
+                "SGDW or AdamW with regularization_type L2 (docs/training.md)");
   CREMA_REQUIRE(
       param.eval_type() == "classification" || param.eval_type() == "detection",
       "solver: unknown eval_type '" << param.eval_type() << "' (classification, detection)");
