@@ -250,10 +250,16 @@ std::string DescribeSchedule(const SolverParameter& param) {
     out << " after a " << param.warmup_policy() << " warm-up of " << param.warmup_iter()
         << " iterations from " << param.warmup_start_lr();
   }
+  if (param.rampup_interval() > 0) {
+    out << " after a quadratic ramp-up of " << param.rampup_interval() << " iterations from "
+        << param.rampup_lr();
+  }
+  if (param.min_lr() > 0) out << ", at least " << param.min_lr();
   out << "; lr at";
   const int last = std::max(param.max_iter(), 1);
   const int three_quarters = static_cast<int>(int64_t{3} * last / 4);  // 3 * last overflows
-  const std::set<int> marks{0, param.warmup_iter(), last / 4, last / 2, three_quarters, last};
+  const std::set<int> marks{0,        param.warmup_iter(), param.rampup_interval(), last / 4,
+                            last / 2, three_quarters,      last};
   const char* separator = " ";
   for (int iter : marks) {
     out << separator << iter << ": " << LearningRate(param, iter);
