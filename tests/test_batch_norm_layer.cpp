@@ -3,7 +3,8 @@
 // by hand (TEST default, explicit flag, zero factor), gradients against
 // finite differences with batch and with global statistics, in-place
 // backward against out-of-place, the frozen statistics blobs (param specs,
-// lr_mult), and configuration errors.
+// lr_mult), NVCaffe's and OpenCV's learned scale and bias (scale_bias) by hand
+// and against finite differences, and configuration errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -211,6 +212,87 @@ TYPED_TEST(BatchNormLayerTest, GradientGlobalStats) {
   layer.blobs()[2]->mutable_cpu_data()[0] = 1.5;
   GradientChecker<Dtype> checker(1e-2, 1e-3);
   checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_);
+}
+
+// NVCaffe's and OpenCV's scale_bias: blobs 3 and 4, a learned scale and bias
+// per channel after the normalisation; their fillers (either alone turns it
+// on in NVCaffe) give their first values.
+TYPED_TEST(BatchNormLayerTest, ScaleBiasByHand) {
+  using Dtype = typename TypeParam::Dtype;
+  std::vector<Blob<Dtype>*> bottom_vec{this->small_.get()};
+  LayerParameter param;
+  param.set_phase(TEST);
+  param.mutable_batch_norm_param()->set_scale_bias(true);
+  param.mutable_batch_norm_param()->set_eps(0);
+  BatchNormLayer<Dtype> layer(param);
+  layer.SetUp(bottom_vec, this->top_vec_);
+  ASSERT_EQ(layer.blobs().size(), 5u);
+  EXPECT_EQ(layer.blobs()[3]->cpu_data()[1], Dtype(1));  // scale starts at 1
+  EXPECT_EQ(layer.blobs()[4]->cpu_data()[1], Dtype(0));  // bias at 0
+  // NVCaffe's stored statistics, its factor 1: mean (3, 2), variance (4, 16).
+  const Dtype mean[] = {3, 2}, variance[] = {4, 16}, scale[] = {2, -0.5}, bias[] = {1, 10};
+  for (int c = 0; c < 2; ++c) {
+    layer.blobs()[0]->mutable_cpu_data()[c] = mean[c];
+    layer.blobs()[1]->mutable_cpu_data()[c] = variance[c];
+    layer.blobs()[3]->mutable_cpu_data()[c] = scale[c];
+    layer.blobs()[4]->mutable_cpu_data()[c] = bias[c];
+  }
+  layer.blobs()[2]->mutable_cpu_data()[0] = 1;
+  layer.Forward(bottom_vec, this->top_vec_);
+  // [n][c][s] = 1, 2 | 0, 0 | 3, 6 | 4, 4.
+  const Dtype expected[] = {2 * (1 - 3) / 2.0 + 1, 2 * (2 - 3) / 2.0 + 1, -0.5 * (0 - 2) / 4 + 10,
+                            -0.5 * (0 - 2) / 4 + 10, 2 * (3 - 3) / 2.0 + 1, 2 * (6 - 3) / 2.0 + 1,
+                            -0.5 * (4 - 2) / 4 + 10, -0.5 * (4 - 2) / 4 + 10};
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(this->top_->cpu_data()[i], expected[i], 1e-6) << i;
+
+  LayerParameter filled;
+  FillerParameter* scale_filler = filled.mutable_batch_norm_param()->mutable_scale_filler();
+  scale_filler->set_type("constant");
+  scale_filler->set_value(3);
+  BatchNormLayer<Dtype> with_filler(filled);
+  with_filler.SetUp(bottom_vec, this->top_vec_);
+  ASSERT_EQ(with_filler.blobs().size(), 5u);
+  EXPECT_EQ(with_filler.blobs()[3]->cpu_data()[0], Dtype(3));
+}
+
+// The gradients of the input, the scale and the bias, with batch and with
+// stored statistics (the statistics blobs take none).
+TYPED_TEST(BatchNormLayerTest, ScaleBiasGradients) {
+  using Dtype = typename TypeParam::Dtype;
+  for (const Phase phase : {TRAIN, TEST}) {
+    LayerParameter param;
+    param.set_phase(phase);
+    BatchNormParameter* bn = param.mutable_batch_norm_param();
+    bn->set_scale_bias(true);
+    bn->mutable_scale_filler()->set_type("uniform");
+    bn->mutable_scale_filler()->set_min(0.5);
+    bn->mutable_scale_filler()->set_max(1.5);
+    bn->mutable_bias_filler()->set_type("gaussian");
+    BatchNormLayer<Dtype> layer(param);
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    if (phase == TEST) {
+      for (int c = 0; c < 3; ++c) {
+        layer.blobs()[0]->mutable_cpu_data()[c] = Dtype(0.2) * c - Dtype(0.1);
+        layer.blobs()[1]->mutable_cpu_data()[c] = Dtype(0.5) + c;
+      }
+      layer.blobs()[2]->mutable_cpu_data()[0] = 1;
+    }
+    GradientChecker<Dtype> checker(1e-2, 1e-3);
+    checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_);
+  }
+}
+
+// A 5-blob BatchNorm in a model (NVCaffe's scale_bias) loaded into a layer
+// that does not ask for it says how to ask.
+TYPED_TEST(BatchNormLayerTest, FiveBlobsWithoutScaleBiasSayHow) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  for (int i = 0; i < 5; ++i) {
+    BlobProto* blob = param.add_blobs();
+    blob->mutable_shape()->add_dim(i == 2 ? 1 : 3);
+    for (int k = 0; k < (i == 2 ? 1 : 3); ++k) blob->add_data(1);
+  }
+  this->ExpectSetUpError(param, "set batch_norm_param { scale_bias: true }");
 }
 
 // The gradient checker cannot run in place (the forward pass overwrites the

@@ -27,7 +27,8 @@ void CudnnBatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom
   if (bottom[0]->shape() == prepared_shape_) return;
   prepared_shape_ = bottom[0]->shape();
   const int64_t per_channel = static_cast<int64_t>(this->num_) * this->spatial_dim_;
-  ready_ = FitsCudnn(bottom[0]->count()) && (this->use_global_stats_ || per_channel > 1);
+  ready_ = FitsCudnn(bottom[0]->count()) && (this->use_global_stats_ || per_channel > 1) &&
+           !this->scale_bias_;  // the forks' learned scale and bias: the CUDA body
   if (!ready_) return;
   values_.Set(CudnnType<Dtype>::type, this->num_, this->channels_, this->spatial_dim_, 1);
   per_channel_.Set(CudnnType<Dtype>::type, 1, this->channels_, 1, 1);

@@ -29,7 +29,8 @@ template <typename Dtype>
 bool DnnlBatchNormLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
                                                const std::vector<Blob<Dtype>*>&,
                                                DnnlBatchNormPrimitives* p) {
-  if (bottom[0]->count() == 0) return false;
+  // The forks' learned scale and bias (scale_bias) run the reference body.
+  if (bottom[0]->count() == 0 || this->scale_bias_) return false;
   p->data = PlainDesc(PrimitiveShape(bottom));
   p->statistics = PlainDesc({this->channels_});
   // No learned scale and shift (Caffe's BatchNorm has none; a Scale layer does that).

@@ -516,16 +516,20 @@ void ExportBatchNorm(LayerExport& e) {
   const float stored = blobs[2]->cpu_data()[0];
   const float factor = stored == 0 ? 0 : 1 / stored;
   const int64_t channels = blobs[0]->count();
-  std::vector<float> mean(channels), var(channels), ones(channels, 1), zeros(channels, 0);
+  std::vector<float> mean(channels), var(channels), scale(channels, 1), shift(channels, 0);
   for (int64_t c = 0; c < channels; ++c) {
     mean[c] = blobs[0]->cpu_data()[c] * factor;
     var[c] = blobs[1]->cpu_data()[c] * factor;
   }
+  if (blobs.size() == 5) {  // the forks' scale_bias: a learned scale and bias
+    scale.assign(blobs[3]->cpu_data(), blobs[3]->cpu_data() + channels);
+    shift.assign(blobs[4]->cpu_data(), blobs[4]->cpu_data() + channels);
+  }
   const std::string name = e.name();
   onnx::NodeProto* node =
       e.graph.Node("BatchNormalization", name,
-                   {e.bottoms[0], e.graph.FloatConstant(name + "/scale", {channels}, ones.data()),
-                    e.graph.FloatConstant(name + "/B", {channels}, zeros.data()),
+                   {e.bottoms[0], e.graph.FloatConstant(name + "/scale", {channels}, scale.data()),
+                    e.graph.FloatConstant(name + "/B", {channels}, shift.data()),
                     e.graph.FloatConstant(name + "/mean", {channels}, mean.data()),
                     e.graph.FloatConstant(name + "/var", {channels}, var.data())},
                    {e.tops[0]});

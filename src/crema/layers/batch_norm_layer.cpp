@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "crema/engine.hpp"
+#include "crema/filler.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -22,34 +23,72 @@ void BatchNormLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
       bottom[0]->num_axes() >= 1,
       "needs a bottom with at least one axis, got shape " << bottom[0]->shape_string());
   channels_ = bottom[0]->num_axes() == 1 ? 1 : bottom[0]->shape(1);
+  scale_bias_ = param.scale_bias() || param.has_scale_filler() || param.has_bias_filler();
   if (this->blobs_.empty()) {
-    this->blobs_.resize(3);
-    this->blobs_[0].reset(new Blob<Dtype>(std::vector<int>{channels_}));
-    this->blobs_[1].reset(new Blob<Dtype>(std::vector<int>{channels_}));
-    this->blobs_[2].reset(new Blob<Dtype>(std::vector<int>{1}));
-    for (auto& blob : this->blobs_) cpu_set(blob->count(), Dtype(0), blob->mutable_cpu_data());
+    MakeBlobs();
   } else {
-    // Statistics loaded with trained weights.
-    CREMA_LAYER_REQUIRE(
-        this->blobs_.size() == 3,
-        "needs 3 statistics blobs (mean, variance, scale factor), got " << this->blobs_.size());
-    CREMA_LAYER_REQUIRE(
-        this->blobs_[0]->count() == channels_ && this->blobs_[1]->count() == channels_ &&
-            this->blobs_[2]->count() == 1,
-        "statistics blobs of shapes "
-            << this->blobs_[0]->shape_string() << ", " << this->blobs_[1]->shape_string() << ", "
-            << this->blobs_[2]->shape_string() << " do not fit " << channels_
-            << " channels (expected (" << channels_ << "), (" << channels_ << "), (1))");
+    CheckLoadedBlobs();  // statistics (and scale and bias) loaded with trained weights
   }
   FreezeStatistics();
 }
 
 template <typename Dtype>
+void BatchNormLayer<Dtype>::MakeBlobs() {
+  const BatchNormParameter& param = this->layer_param_.batch_norm_param();
+  this->blobs_.resize(scale_bias_ ? 5 : 3);
+  this->blobs_[0].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+  this->blobs_[1].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+  this->blobs_[2].reset(new Blob<Dtype>(std::vector<int>{1}));
+  for (auto& blob : this->blobs_) {
+    if (blob) cpu_set(blob->count(), Dtype(0), blob->mutable_cpu_data());
+  }
+  if (!scale_bias_) return;
+  FillerParameter one, zero;
+  one.set_type("constant");
+  one.set_value(1);
+  zero.set_type("constant");
+  this->blobs_[3].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+  this->blobs_[4].reset(new Blob<Dtype>(std::vector<int>{channels_}));
+  GetFiller<Dtype>(param.has_scale_filler() ? param.scale_filler() : one)
+      ->Fill(this->blobs_[3].get());
+  GetFiller<Dtype>(param.has_bias_filler() ? param.bias_filler() : zero)
+      ->Fill(this->blobs_[4].get());
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::CheckLoadedBlobs() const {
+  const size_t expected = scale_bias_ ? 5 : 3;
+  CREMA_LAYER_REQUIRE(this->blobs_.size() == expected,
+                      "needs " << expected << " blobs (mean, variance, scale factor"
+                               << (scale_bias_ ? ", scale, bias" : "") << "), got "
+                               << this->blobs_.size()
+                               << (this->blobs_.size() == 5 && !scale_bias_
+                                       ? " (a learned scale and bias: set "
+                                         "batch_norm_param { scale_bias: true })"
+                                       : ""));
+  CREMA_LAYER_REQUIRE(
+      this->blobs_[0]->count() == channels_ && this->blobs_[1]->count() == channels_ &&
+          this->blobs_[2]->count() == 1,
+      "statistics blobs of shapes "
+          << this->blobs_[0]->shape_string() << ", " << this->blobs_[1]->shape_string() << ", "
+          << this->blobs_[2]->shape_string() << " do not fit " << channels_
+          << " channels (expected (" << channels_ << "), (" << channels_ << "), (1))");
+  if (!scale_bias_) return;
+  CREMA_LAYER_REQUIRE(
+      this->blobs_[3]->count() == channels_ && this->blobs_[4]->count() == channels_,
+      "scale and bias blobs of shapes " << this->blobs_[3]->shape_string() << ", "
+                                        << this->blobs_[4]->shape_string() << " do not fit "
+                                        << channels_ << " channels");
+}
+
+template <typename Dtype>
 void BatchNormLayer<Dtype>::FreezeStatistics() {
   LayerParameter& layer_param = this->layer_param_;
-  CREMA_LAYER_REQUIRE(layer_param.param_size() <= 3,
-                      "has " << layer_param.param_size()
-                             << " param specs but only 3 blobs (mean, variance, scale factor)");
+  const int blobs = static_cast<int>(this->blobs_.size());
+  CREMA_LAYER_REQUIRE(layer_param.param_size() <= blobs,
+                      "has " << layer_param.param_size() << " param specs but only " << blobs
+                             << " blobs (mean, variance, scale factor"
+                             << (scale_bias_ ? ", scale, bias" : "") << ")");
   for (int i = 0; i < 3; ++i) {
     if (layer_param.param_size() == i) layer_param.add_param()->set_lr_mult(0);
     CREMA_LAYER_REQUIRE(layer_param.param(i).lr_mult() == 0,
@@ -74,6 +113,7 @@ void BatchNormLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   if (bottom[0] != top[0]) top[0]->ReshapeLike(*bottom[0]);
   x_norm_.ReshapeLike(*bottom[0]);
   scratch_.ReshapeLike(*bottom[0]);
+  if (scale_bias_) scaled_top_diff_.ReshapeLike(*bottom[0]);
   const std::vector<int> per_channel{channels_};
   mean_.Reshape(per_channel);
   variance_.Reshape(per_channel);
@@ -168,9 +208,59 @@ void BatchNormLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                         const std::vector<Blob<Dtype>*>& top) {
   const Dtype* bottom_data = bottom[0]->cpu_data();
   ComputeStatistics_cpu(bottom_data, bottom[0]->count());
-  // With global statistics Backward needs no normalised copy.
+  // With global statistics Backward needs no normalised copy (unless it
+  // learns a scale).
   Normalize_cpu(bottom_data, top[0]->mutable_cpu_data(),
-                use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data());
+                use_global_stats_ && !scale_bias_ ? nullptr : x_norm_.mutable_cpu_data());
+  if (scale_bias_) ApplyScaleBias_cpu(top[0]->mutable_cpu_data());
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ApplyScaleBias_cpu(Dtype* top_data) const {
+  const Dtype* scale = this->blobs_[3]->cpu_data();
+  const Dtype* bias = this->blobs_[4]->cpu_data();
+  ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const int c = plane % channels_;
+      Dtype* y = top_data + static_cast<size_t>(plane) * spatial_dim_;
+      for (int s = 0; s < spatial_dim_; ++s) y[s] = y[s] * scale[c] + bias[c];
+    }
+  });
+}
+
+// d scale[c] += sum dy * x_norm, d bias[c] += sum dy (over batch and
+// space), accumulated as every parameter gradient is; the normalised
+// output's gradient is dy * scale[c].
+template <typename Dtype>
+const Dtype* BatchNormLayer<Dtype>::ScaleBiasBackward_cpu(const Dtype* top_diff) {
+  const Dtype* x_norm = x_norm_.cpu_data();
+  Dtype* scale_diff = this->blobs_[3]->mutable_cpu_diff();
+  Dtype* bias_diff = this->blobs_[4]->mutable_cpu_diff();
+  const bool learn_scale = this->param_propagate_down(3), learn_bias = this->param_propagate_down(4);
+  ParallelForPlanes(channels_, num_ * spatial_dim_, [&](int begin, int end) {
+    for (int c = begin; c < end; ++c) {
+      Dtype sum = 0, dot = 0;
+      for (int n = 0; n < num_; ++n) {
+        Dtype plane_sum_value, plane_dot;
+        plane_sum_and_dot(spatial_dim_, Plane(top_diff, n, c), Plane(x_norm, n, c),
+                          &plane_sum_value, &plane_dot);
+        sum += plane_sum_value;
+        dot += plane_dot;
+      }
+      if (learn_scale) scale_diff[c] += dot;
+      if (learn_bias) bias_diff[c] += sum;
+    }
+  });
+  const Dtype* scale = this->blobs_[3]->cpu_data();
+  Dtype* scaled = scaled_top_diff_.mutable_cpu_data();
+  ParallelForPlanes(num_ * channels_, spatial_dim_, [&](int begin, int end) {
+    for (int plane = begin; plane < end; ++plane) {
+      const size_t offset = static_cast<size_t>(plane) * spatial_dim_;
+      const Dtype factor = scale[plane % channels_];
+      for (int s = 0; s < spatial_dim_; ++s) scaled[offset + s] = top_diff[offset + s] * factor;
+    }
+  });
+  return scaled;
 }
 
 template <typename Dtype>
@@ -197,8 +287,9 @@ template <typename Dtype>
 void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                          const std::vector<bool>& propagate_down,
                                          const std::vector<Blob<Dtype>*>& bottom) {
-  if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
+  if (scale_bias_) top_diff = ScaleBiasBackward_cpu(top_diff);
+  if (!propagate_down[0]) return;
   const Dtype* std = std_.cpu_data();
   // In place, bottom_diff is top_diff: each element is read before written.
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();

@@ -45,7 +45,55 @@ __global__ void BatchNormBackward(const int64_t n, const Dtype* top_diff, const 
   }
 }
 
+// y = scale[c] * y + bias[c], in place.
+template <typename Dtype>
+__global__ void ChannelAffine(const int64_t n, const Dtype* scale, const Dtype* bias, int channels,
+                              int spatial_dim, Dtype* data) {
+  CUDA_KERNEL_LOOP(index, n) {
+    const int c = ChannelOf(index, channels, spatial_dim);
+    data[index] = data[index] * scale[c] + bias[c];
+  }
+}
+
+template <typename Dtype>
+__global__ void ScaleByChannel(const int64_t n, const Dtype* in, const Dtype* scale, int channels,
+                               int spatial_dim, Dtype* out) {
+  CUDA_KERNEL_LOOP(index, n) { out[index] = in[index] * scale[ChannelOf(index, channels, spatial_dim)]; }
+}
+
 }  // namespace
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ApplyScaleBias_gpu(Dtype* top_data) const {
+  const int64_t count = static_cast<int64_t>(num_) * channels_ * spatial_dim_;
+  ChannelAffine<Dtype><<<CREMA_GET_BLOCKS(count), CREMA_CUDA_NUM_THREADS>>>(
+      count, this->blobs_[3]->gpu_data(), this->blobs_[4]->gpu_data(), channels_, spatial_dim_,
+      top_data);
+  CUDA_POST_KERNEL_CHECK;
+}
+
+// See the CPU body; channel sums are channel means times the values each.
+template <typename Dtype>
+const Dtype* BatchNormLayer<Dtype>::ScaleBiasBackward_gpu(const Dtype* top_diff) {
+  const int64_t count = static_cast<int64_t>(num_) * channels_ * spatial_dim_;
+  const Dtype per_channel = static_cast<Dtype>(num_) * spatial_dim_;
+  if (this->param_propagate_down(4)) {
+    ChannelMeans_gpu(top_diff, mean_top_diff_.mutable_gpu_data());
+    gpu_axpy(channels_, per_channel, mean_top_diff_.gpu_data(), this->blobs_[4]->mutable_gpu_diff());
+  }
+  if (this->param_propagate_down(3)) {
+    Dtype* products = scratch_.mutable_gpu_data();
+    gpu_mul(static_cast<int>(count), top_diff, x_norm_.gpu_data(), products);
+    ChannelMeans_gpu(products, mean_top_diff_x_norm_.mutable_gpu_data());
+    gpu_axpy(channels_, per_channel, mean_top_diff_x_norm_.gpu_data(),
+             this->blobs_[3]->mutable_gpu_diff());
+  }
+  Dtype* scaled = scaled_top_diff_.mutable_gpu_data();
+  ScaleByChannel<Dtype><<<CREMA_GET_BLOCKS(count), CREMA_CUDA_NUM_THREADS>>>(
+      count, top_diff, this->blobs_[3]->gpu_data(), channels_, spatial_dim_, scaled);
+  CUDA_POST_KERNEL_CHECK;
+  return scaled;
+}
 
 // Two matrix-vector products against ones (over space, then over the batch),
 // which (unlike atomics) sum in a fixed order.
@@ -99,15 +147,17 @@ void BatchNormLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
   DivideByChannelStd<Dtype><<<CREMA_GET_BLOCKS(count), CREMA_CUDA_NUM_THREADS>>>(
       count, std, channels_, spatial_dim_, top_data, x_norm_.mutable_gpu_data());
   CUDA_POST_KERNEL_CHECK;
+  if (scale_bias_) ApplyScaleBias_gpu(top_data);
 }
 
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
                                          const std::vector<bool>& propagate_down,
                                          const std::vector<Blob<Dtype>*>& bottom) {
+  const Dtype* top_diff = top[0]->gpu_diff();
+  if (scale_bias_) top_diff = ScaleBiasBackward_gpu(top_diff);
   if (!propagate_down[0]) return;
   const int count = top[0]->count();
-  const Dtype* top_diff = top[0]->gpu_diff();
   const Dtype* x_norm = x_norm_.gpu_data();
   Dtype* mean_top_diff = mean_top_diff_.mutable_gpu_data();
   Dtype* mean_top_diff_x_norm = mean_top_diff_x_norm_.mutable_gpu_data();

@@ -1,10 +1,13 @@
 // BatchNorm: normalises each channel (axis 1) over the batch and spatial
 // positions, y = (x - mean) / sqrt(var + eps), with no learned scale or shift
-// (follow it with a Scale layer for those). Training uses the batch's
-// statistics and updates running sums of them; with use_global_stats (the
-// default at TEST) the running averages are used instead. Its three blobs,
-// the running mean [C], the running variance [C] and their common scale
-// factor [1], are statistics, never touched by the solver.
+// in BVLC's layer (follow it with a Scale layer for those). Training uses the
+// batch's statistics and updates running sums of them; with use_global_stats
+// (the default at TEST) the running averages are used instead. Its first
+// three blobs, the running mean [C], the running variance [C] and their
+// common scale factor [1], are statistics, never touched by the solver.
+// NVCaffe's and OpenCV's scale_bias (or NVCaffe's scale_filler or
+// bias_filler alone) adds a learned scale [C] and bias [C] as blobs 3 and 4:
+// y = scale * (x - mean) / sqrt(var + eps) + bias.
 #ifndef CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 #define CREMA_LAYERS_BATCH_NORM_LAYER_HPP_
 
@@ -29,6 +32,8 @@ class BatchNormLayer : public Layer<Dtype> {
   // Whether the layer normalises with its stored statistics (a per-channel
   // affine map then).
   bool uses_global_stats() const { return use_global_stats_; }
+  // Whether it learns a scale and bias of its own (the forks' scale_bias).
+  bool learns_scale_bias() const { return scale_bias_; }
 
  protected:
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -43,6 +48,16 @@ class BatchNormLayer : public Layer<Dtype> {
  protected:
   // Pins the three statistics blobs at lr_mult 0 and out of backward.
   void FreezeStatistics();
+  // The statistics blobs, and with scale_bias the scale and bias ones.
+  void MakeBlobs();
+  void CheckLoadedBlobs() const;
+  // scale_bias: top = scale * top + bias in place (top holds x_norm).
+  void ApplyScaleBias_cpu(Dtype* top_data) const;
+  // scale_bias: the scale's and bias's gradients from the top's, and the
+  // normalised output's gradient, top_diff * scale, into scaled_top_diff_.
+  const Dtype* ScaleBiasBackward_cpu(const Dtype* top_diff);
+  void ApplyScaleBias_gpu(Dtype* top_data) const;
+  const Dtype* ScaleBiasBackward_gpu(const Dtype* top_diff);
   // The statistics the CPU forward pass normalises with, into mean_ and
   // std_ (from the batch, taken into the running ones, or the stored ones).
   void ComputeStatistics_cpu(const Dtype* bottom_data, int count);
@@ -66,6 +81,7 @@ class BatchNormLayer : public Layer<Dtype> {
   void Normalize_cpu(const Dtype* bottom_data, Dtype* top_data, Dtype* x_norm);
 
   bool use_global_stats_ = false;
+  bool scale_bias_ = false;
   Dtype moving_average_fraction_ = 0;
   Dtype eps_ = 0;
   int channels_ = 0;
@@ -85,6 +101,8 @@ class BatchNormLayer : public Layer<Dtype> {
   Blob<Dtype> mean_top_diff_x_norm_;
   // Element-wise scratch of the GPU body (squares, products).
   Blob<Dtype> scratch_;
+  // scale_bias: the normalised output's gradient, top diff * scale.
+  Blob<Dtype> scaled_top_diff_;
   // GPU reduction scratch: per (image, channel) sums, and ones to reduce with.
   Blob<Dtype> image_channel_sums_;
   Blob<Dtype> ones_;

@@ -19,7 +19,7 @@ bool FoldsInto(const NetGraph<Dtype>& graph, int batch_norm_id, int scale_id) {
   if (typeid(layer) != typeid(BatchNormLayer<Dtype>)) return false;
   const auto& batch_norm = static_cast<const BatchNormLayer<Dtype>&>(layer);
   const auto* scale = dynamic_cast<const ScaleLayer<Dtype>*>(graph.layers[scale_id].get());
-  if (!scale || !batch_norm.uses_global_stats() ||
+  if (!scale || !batch_norm.uses_global_stats() || batch_norm.learns_scale_bias() ||
       batch_norm.layer_param().batch_norm_param().engine() != BatchNormParameter::DEFAULT) {
     return false;
   }

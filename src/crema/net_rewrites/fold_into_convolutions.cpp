@@ -105,7 +105,8 @@ int CollectFolds(const NetGraph<float>& graph, int i, ConvolutionFolds* folds) {
   if (Layer<float>* layer = at(next); layer && typeid(*layer) == typeid(BatchNormLayer<float>)) {
     auto* batch_norm = static_cast<BatchNormLayer<float>*>(layer);
     const BatchNormParameter& param = batch_norm->layer_param().batch_norm_param();
-    if (batch_norm->uses_global_stats() && param.engine() == BatchNormParameter::DEFAULT) {
+    if (batch_norm->uses_global_stats() && param.engine() == BatchNormParameter::DEFAULT &&
+        !batch_norm->learns_scale_bias()) {
       folds->mean_sums = batch_norm->blobs()[0].get();
       folds->variance_sums = batch_norm->blobs()[1].get();
       folds->average_factor = batch_norm->blobs()[2].get();
