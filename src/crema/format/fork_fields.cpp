@@ -62,8 +62,8 @@ void SayIgnoredOnce(const std::string& what, const std::string& forks) {
   static std::set<std::string> said;
   std::lock_guard<std::mutex> lock(mutex);
   if (!said.insert(what).second) return;
-  LOG(INFO) << what << " (" << forks
-            << "'s) changes nothing Crema computes here; accepted and ignored (docs/forks.md)";
+  LOG(INFO) << what << " (from " << forks
+            << ") changes nothing Crema computes here; accepted and ignored (docs/forks.md)";
 }
 
 void CheckEnumValues(const Message& message, const FieldDescriptor* field, const std::string& where,
@@ -76,8 +76,9 @@ void CheckEnumValues(const Message& message, const FieldDescriptor* field, const
                                            : reflection->GetEnum(message, field);
     const ForkFieldUse use = value->options().GetExtension(value_fork_use);
     const std::string forks = value->options().GetExtension(value_from_fork);
-    CREMA_REQUIRE(use != REFUSED, where << ": " << path << ": " << value->name() << " is "
-                                        << forks << "'s value, which Crema does not implement");
+    CREMA_REQUIRE(use != REFUSED, where << ": " << path << ": " << value->name() << " is from "
+                                        << forks << "; Crema does not implement it "
+                                        << "(docs/forks.md lists what it reads of each fork)");
     if (use == IGNORED) SayIgnoredOnce(path + ": " + value->name(), forks);
   }
 }
@@ -98,9 +99,12 @@ void CheckFields(const Message& message, const std::string& where, const std::st
                         << (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
                                 ? std::string()
                                 : ": " + ValueText(message, field))
-                        << " is " << forks << "'s field, which Crema does not implement "
+                        << " is from " << forks << "; Crema does not implement it "
                         << "(docs/forks.md lists what it reads of each fork)");
-    if (use == IGNORED) SayIgnoredOnce(path, forks);
+    if (use == IGNORED) {
+      SayIgnoredOnce(path, forks);
+      continue;  // nothing in it matters
+    }
     if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
       CheckEnumValues(message, field, where, path);
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
