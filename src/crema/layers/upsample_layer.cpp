@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <vector>
+
+#include "crema/layer_factory.hpp"
+#include "crema/layers/nearest_upsample_layer.hpp"
 
 namespace crema {
 
@@ -108,6 +112,16 @@ STUB_GPU(UpsampleLayer);
 #endif
 
 INSTANTIATE_CLASS(UpsampleLayer);
-REGISTER_LAYER_CLASS(Upsample);
+// One type string, two forks' layers: SegNet's max unpooling (two bottoms,
+// the mask second) and the YOLO forks' nearest neighbour (one bottom, only
+// scale set).
+template <typename Dtype>
+std::shared_ptr<Layer<Dtype>> CreateUpsampleLayer(const LayerParameter& param) {
+  if (NearestUpsampleLayer<Dtype>::IsYoloForm(param)) {
+    return std::make_shared<NearestUpsampleLayer<Dtype>>(param);
+  }
+  return std::make_shared<UpsampleLayer<Dtype>>(param);
+}
+REGISTER_LAYER_CREATOR(Upsample, CreateUpsampleLayer);
 
 }  // namespace crema
