@@ -27,14 +27,14 @@ template <typename TypeParam>
 class YoloForkLayerTest : public MultiDeviceTest<TypeParam> {};
 TYPED_TEST_SUITE(YoloForkLayerTest, TestDtypesAndDevices);
 
-LayerParameter Parse(const std::string& text) { return ParseNet("layer { " + text + " }").layer(0); }
+LayerParameter YoloParam(const std::string& text) { return ParseNet("layer { " + text + " }").layer(0); }
 
 // One bottom and only scale: the YOLO forks' nearest neighbour; two bottoms
 // (or any of SegNet's other fields): SegNet's max unpooling.
 TYPED_TEST(YoloForkLayerTest, UpsampleFormFollowsTheParameters) {
   using Dtype = typename TypeParam::Dtype;
   const auto made = [](const std::string& text) {
-    return LayerRegistry<Dtype>::CreateLayer(Parse("name: 'up' type: 'Upsample' " + text));
+    return LayerRegistry<Dtype>::CreateLayer(YoloParam("name: 'up' type: 'Upsample' " + text));
   };
   EXPECT_NE(dynamic_cast<NearestUpsampleLayer<Dtype>*>(
                 made("bottom: 'x' top: 'y' upsample_param { scale: 2 }").get()),
@@ -53,7 +53,7 @@ TYPED_TEST(YoloForkLayerTest, NearestUpsampleByHandAndGradient) {
   std::iota(bottom.mutable_cpu_data(), bottom.mutable_cpu_data() + 12, Dtype(0));
   std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
   NearestUpsampleLayer<Dtype> layer(
-      Parse("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 2 }"));
+      YoloParam("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 2 }"));
   layer.SetUp(bottom_vec, top_vec);
   ASSERT_EQ(top.shape(), (std::vector<int>{1, 2, 4, 6}));
   layer.Forward(bottom_vec, top_vec);
@@ -73,11 +73,11 @@ TYPED_TEST(YoloForkLayerTest, NearestUpsampleByHandAndGradient) {
   FillGaussian(&random);
   std::vector<Blob<Dtype>*> random_vec{&random};
   NearestUpsampleLayer<Dtype> three(
-      Parse("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 3 }"));
+      YoloParam("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 3 }"));
   GradientChecker<Dtype> checker(1e-2, 1e-3);
   checker.CheckGradient(&three, random_vec, top_vec);
   NearestUpsampleLayer<Dtype> zero(
-      Parse("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 0 }"));
+      YoloParam("name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param { scale: 0 }"));
   ExpectSetUpThrowsNamingLayer<Dtype>(&zero, bottom_vec, top_vec);
 }
 
@@ -89,14 +89,14 @@ TYPED_TEST(YoloForkLayerTest, ReorgFollowsDarknetsMap) {
   std::iota(bottom.mutable_cpu_data(), bottom.mutable_cpu_data() + 16, Dtype(0));
   std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top}, back_vec{&back};
   ReorgLayer<Dtype> layer(
-      Parse("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' reorg_param { stride: 2 }"));
+      YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' reorg_param { stride: 2 }"));
   layer.SetUp(bottom_vec, top_vec);
   ASSERT_EQ(top.shape(), (std::vector<int>{1, 16, 1, 1}));
   layer.Forward(bottom_vec, top_vec);
   const int darknet[] = {0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15};
   for (int i = 0; i < 16; ++i) EXPECT_EQ(top.cpu_data()[i], Dtype(darknet[i])) << i;
   // reverse is the inverse map, on the forward's output.
-  ReorgLayer<Dtype> reverse(Parse(
+  ReorgLayer<Dtype> reverse(YoloParam(
       "name: 'back' type: 'Reorg' bottom: 'y' top: 'z' reorg_param { stride: 2 reverse: true }"));
   Blob<Dtype> as_four(std::vector<int>{1, 4, 2, 2});  // the inverse reads the bottom's sizes
   as_four.CopyFrom(top, false, true);
@@ -114,7 +114,7 @@ TYPED_TEST(YoloForkLayerTest, ReorgGradientAndRefusals) {
   FillGaussian(&bottom);
   std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
   for (const std::string reverse : {"false", "true"}) {
-    ReorgLayer<Dtype> layer(Parse("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' "
+    ReorgLayer<Dtype> layer(YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' "
                                   "reorg_param { stride: 2 reverse: " +
                                   reverse + " }"));
     GradientChecker<Dtype> checker(1e-2, 1e-3);
@@ -122,7 +122,7 @@ TYPED_TEST(YoloForkLayerTest, ReorgGradientAndRefusals) {
   }
   for (const std::string text : {"reorg_param { }", "reorg_param { stride: 3 }",
                                  "reorg_param { stride: 0 }"}) {
-    ReorgLayer<Dtype> layer(Parse("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' " + text));
+    ReorgLayer<Dtype> layer(YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' " + text));
     ExpectSetUpThrowsNamingLayer<Dtype>(&layer, bottom_vec, top_vec);
   }
 }
@@ -135,7 +135,7 @@ TYPED_TEST(YoloForkLayerTest, MishValuesAndGradient) {
   Blob<Dtype> bottom(std::vector<int>{9}), top;
   for (int i = 0; i < 9; ++i) bottom.mutable_cpu_data()[i] = Dtype(xs[i]);
   std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
-  MishLayer<Dtype> layer(Parse("name: 'mish' type: 'Mish' bottom: 'x' top: 'y'"));
+  MishLayer<Dtype> layer(YoloParam("name: 'mish' type: 'Mish' bottom: 'x' top: 'y'"));
   layer.SetUp(bottom_vec, top_vec);
   layer.Forward(bottom_vec, top_vec);
   for (int i = 0; i < 9; ++i) {
@@ -147,7 +147,7 @@ TYPED_TEST(YoloForkLayerTest, MishValuesAndGradient) {
   std::vector<Blob<Dtype>*> random_vec{&random};
   GradientChecker<Dtype> checker(1e-2, 1e-3);
   checker.CheckGradientEltwise(&layer, random_vec, top_vec);
-  ExpectInPlaceMatchesOutOfPlace<Dtype>(Parse("name: 'mish' type: 'Mish'"), random);
+  ExpectInPlaceMatchesOutOfPlace<Dtype>(YoloParam("name: 'mish' type: 'Mish'"), random);
 }
 
 }  // namespace
