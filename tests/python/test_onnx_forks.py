@@ -169,6 +169,20 @@ LAYER_NETS = {
     "BN SegNet INFERENCE": (
         SEGMENTATION_INPUT + 'layer { name: "bn" type: "BN" bottom: "conv" top: "bn" %s }\n'
         % BN_PARAMS["segnet"], {}),
+    "YOLO Upsample nearest, Reorg, Mish": (
+        input_layer("data", [2, 4, 6, 8]) + conv("conv", "data", 8) +
+        'layer { name: "mish" type: "Mish" bottom: "conv" top: "mish" }\n'
+        'layer { name: "up" type: "Upsample" bottom: "mish" top: "up" '
+        'upsample_param { scale: 2 } }\n'
+        'layer { name: "reorg" type: "Reorg" bottom: "up" top: "reorg" '
+        'reorg_param { stride: 2 } }\n', {}),
+    "YOLO Reorg reverse": (
+        input_layer("data", [2, 16, 3, 4]) +
+        'layer { name: "back" type: "Reorg" bottom: "data" top: "back" '
+        'reorg_param { stride: 2 reverse: true } }\n', {}),
+    "BatchNorm scale_bias": (
+        MOBILE + 'layer { name: "bn_sb" type: "BatchNorm" bottom: "conv" top: "bn_sb" '
+        'batch_norm_param { scale_bias: true } }\n', {}),
     "ROIPooling": (
         input_layer("data", [2, 3, 32, 32]) + input_layer("rois", [5, 5]) +
         conv("conv", "data", 4, extra="stride: 2") +
@@ -226,6 +240,9 @@ def randomize(net, rng):
             blobs[0].data[...] = rng.normal(0, 0.5, channels) * factor
             blobs[1].data[...] = rng.uniform(0.5, 2.0, channels) * factor
             blobs[2].data[...] = factor
+            if len(blobs) == 5:  # the forks' scale_bias: a scale near 1, a shift
+                blobs[3].data[...] = rng.uniform(0.5, 1.5, channels)
+                blobs[4].data[...] = rng.normal(0, 0.1, channels)
         elif kind == "BN" and len(blobs) == 4:  # slope, bias, mean, variance
             shape = blobs[0].data.shape
             blobs[0].data[...] = rng.uniform(0.5, 1.5, shape)

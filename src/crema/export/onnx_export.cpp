@@ -709,6 +709,32 @@ void ExportShuffleChannel(LayerExport& e) {
                {e.tops[0]});
 }
 
+// Reorg (YOLOv2): darknet's map (reorg_layer.hpp) is a transpose of two
+// readings of memory: the bottom as [N, C', H, s, W, s] and the top as [N,
+// s, s, C', H, W] (C' = C / s^2, H and W the bottom's); reverse the inverse.
+void ExportReorg(LayerExport& e) {
+  const Shape& in = e.bottom_shapes[0];
+  const int64_t s = e.param.reorg_param().stride(), reduced = in[1] / (s * s);
+  const bool reverse = e.param.reorg_param().reverse();
+  const Shape read = reverse ? Shape{in[0], s, s, reduced, in[2], in[3]}
+                             : Shape{in[0], reduced, in[2], s, in[3], s};
+  const Shape perm = reverse ? Shape{0, 3, 4, 1, 5, 2} : Shape{0, 3, 5, 1, 2, 4};
+  const std::string as_read = e.Temp("read"), moved = e.Temp("moved");
+  e.graph.Node("Reshape", e.name(),
+               {e.bottoms[0], e.graph.Int64Constant(e.name() + "/read_shape", read)}, {as_read});
+  SetInts(e.graph.Node("Transpose", e.name(), {as_read}, {moved}), "perm", perm);
+  e.graph.Node("Reshape", e.name(),
+               {moved, e.graph.Int64Constant(e.name() + "/shape", e.top_shapes[0])}, {e.tops[0]});
+}
+
+// Mish: x tanh(softplus(x)) (ONNX's Mish comes with opset 18).
+void ExportMish(LayerExport& e) {
+  const std::string softplus = e.Temp("softplus"), tanh = e.Temp("tanh");
+  e.graph.Node("Softplus", e.name(), {e.bottoms[0]}, {softplus});
+  e.graph.Node("Tanh", e.name(), {softplus}, {tanh});
+  e.graph.Node("Mul", e.name(), {e.bottoms[0], tanh}, {e.tops[0]});
+}
+
 // Permute (SSD): the top's axis i is the bottom's axis order[i]; the axes
 // the order leaves out follow in increasing order.
 void ExportPermute(LayerExport& e) {
@@ -785,7 +811,26 @@ void ExportInterp(LayerExport& e) {
 // Upsample (SegNet): each value written at its mask index within its plane
 // of the top; ONNX's MaxUnpool takes indices over the whole top, so each
 // plane's first index is added.
+// The YOLO forks' Upsample: nearest neighbour, top[h][w] = bottom[h / s][w / s],
+// which Resize's asymmetric coordinates with floor rounding compute exactly.
+void ExportNearestUpsample(LayerExport& e) {
+  const float scale = static_cast<float>(e.param.upsample_param().scale());
+  const float scales[4] = {1, 1, scale, scale};
+  onnx::NodeProto* resize =
+      e.graph.Node("Resize", e.name(),
+                   {e.bottoms[0], "", e.graph.FloatConstant(e.name() + "/scales", {4}, scales)},
+                   {e.tops[0]});
+  SetString(resize, "mode", "nearest");
+  SetString(resize, "coordinate_transformation_mode", "asymmetric");
+  SetString(resize, "nearest_mode", "floor");
+}
+
+// SegNet's Upsample (max unpooling by the pooling mask), or the YOLO forks'.
 void ExportUpsample(LayerExport& e) {
+  if (e.bottoms.size() == 1) {
+    ExportNearestUpsample(e);
+    return;
+  }
   const Shape& top = e.top_shapes[0];
   const int64_t planes = top[0] * top[1], plane = top[2] * top[3];
   Shape firsts(planes);
@@ -1201,6 +1246,8 @@ const std::map<std::string, LayerWriter>& LayerWriters() {
       {"Upsample", ExportUpsample},
       {"BN", ExportBn},
       {"ROIPooling", ExportRoiPooling},
+      {"Reorg", ExportReorg},
+      {"Mish", ExportMish},
   };
   return writers;
 }
@@ -1214,6 +1261,12 @@ const std::map<std::string, std::string>& RefusedTypes() {
       {"Proposal",
        "not written: its anchors, clipping to im_info, minimum-size filter and pre- and "
        "post-NMS top-N over a data-dependent count have no ONNX form here yet"},
+      {"YoloDetectionOutput",
+       "not written: the YOLO forks' NMS over every class at once, on centre-size boxes, has no "
+       "ONNX form here yet (ONNX's NonMaxSuppression runs per class)"},
+      {"Yolov3DetectionOutput",
+       "not written: the YOLO forks' NMS over every class at once, on centre-size boxes, has no "
+       "ONNX form here yet (ONNX's NonMaxSuppression runs per class)"},
   };
   return refused;
 }
