@@ -1,6 +1,7 @@
 // SoftmaxWithLoss: the loss by hand for every normalization (with and without
 // an ignored label, and the legacy `normalize` flag), over a spatial label
-// map, the probabilities top, gradients, and refused labels.
+// map, the probabilities top, gradients, SegNet's class weighting, and
+// refused labels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -175,6 +176,32 @@ TYPED_TEST(SoftmaxWithLossLayerTest, Gradient) {
   SoftmaxWithLossLayer<Dtype> layer{LayerParameter()};
   GradientChecker<Dtype> checker(1e-2, 1e-3);
   checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+}
+
+// SegNet's class weighting (weight_by_label_freqs with class_weighting):
+// each item's loss times its label's weight, divided as before by the
+// number of valid items; the gradient likewise; without the flag the
+// weights are ignored, as in SegNet.
+TYPED_TEST(SoftmaxWithLossLayerTest, SegnetClassWeighting) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  LossParameter* loss = param.mutable_loss_param();
+  loss->set_weight_by_label_freqs(true);
+  for (double w : {0.5, 2.0, 4.0}) loss->add_class_weighting(w);
+  // item 0 is labelled 2 (weight 4), item 1 labelled 0 (weight 0.5).
+  EXPECT_NEAR(this->LossWith(param), (4 * this->item0_ + 0.5 * this->item1_) / 2, 1e-5);
+  LayerParameter unflagged = param;
+  unflagged.mutable_loss_param()->set_weight_by_label_freqs(false);
+  EXPECT_NEAR(this->LossWith(unflagged), (this->item0_ + this->item1_) / 2, 1e-6);
+  this->MakeSpatial();
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradient(&layer, this->bottom_vec_, this->top_vec_, 0);
+  LayerParameter short_list = param;
+  short_list.mutable_loss_param()->mutable_class_weighting()->RemoveLast();
+  SoftmaxWithLossLayer<Dtype> refused(short_list);
+  ExpectErrorMentioning([&] { refused.SetUp(this->bottom_vec_, this->top_vec_); },
+                        {"class_weighting holds 2 weights for 3 classes"});
 }
 
 TYPED_TEST(SoftmaxWithLossLayerTest, GradientIgnoreLabelFullNormalization) {

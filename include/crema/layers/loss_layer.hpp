@@ -48,6 +48,8 @@ class LossLayer : public Layer<Dtype> {
   // Whether this loss reads loss_param.label_smoothing (SoftmaxWithLoss);
   // elsewhere a non-zero value is refused rather than ignored.
   virtual bool ReadsLabelSmoothing() const { return false; }
+  // Likewise SegNet's weight_by_label_freqs with class_weighting.
+  virtual bool ReadsClassWeights() const { return false; }
   // The normalization `param` asks for. The legacy `normalize` flag (true:
   // VALID, false: BATCH_SIZE) applies when `normalization` is not set; with
   // neither set, the result is unset_default.

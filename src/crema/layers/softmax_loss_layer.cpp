@@ -27,6 +27,29 @@ void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
                       "loss_param.label_smoothing is " << smoothing
                                                        << "; it must lie in [0, 1) (0: none)");
   smoothing_ = smoothing;
+  ReadClassWeights(loss_param);
+}
+
+// SegNet: the weights apply only with weight_by_label_freqs, as in its code.
+template <typename Dtype>
+void SoftmaxWithLossLayer<Dtype>::ReadClassWeights(const LossParameter& param) {
+  if (!param.weight_by_label_freqs()) {
+    LOG_IF(WARNING, param.class_weighting_size() > 0)
+        << "layer '" << this->layer_param_.name()
+        << "' (SoftmaxWithLoss): class_weighting without weight_by_label_freqs: true is "
+           "ignored, as in SegNet";
+    return;
+  }
+  CREMA_LAYER_REQUIRE(param.class_weighting_size() > 0,
+                      "weight_by_label_freqs needs class_weighting, one weight per class");
+  CREMA_LAYER_REQUIRE(smoothing_ == 0, "label_smoothing with SegNet's class weights is not "
+                                       "defined; give one of them");
+  for (float weight : param.class_weighting()) {
+    CREMA_LAYER_REQUIRE(std::isfinite(weight) && weight >= 0,
+                        "class_weighting holds " << weight << "; weights must be finite and "
+                                                             "not negative");
+    class_weights_.push_back(static_cast<Dtype>(weight));
+  }
 }
 
 template <typename Dtype>
@@ -39,6 +62,9 @@ void SoftmaxWithLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
   outer_num_ = bottom[0]->count(0, axis);
   num_classes_ = bottom[0]->shape(axis);
   inner_num_ = bottom[0]->count(axis + 1);
+  CREMA_LAYER_REQUIRE(!weighted() || static_cast<int>(class_weights_.size()) == num_classes_,
+                      "class_weighting holds " << class_weights_.size() << " weights for "
+                                               << num_classes_ << " classes");
   CREMA_LAYER_REQUIRE(outer_num_ * inner_num_ == bottom[1]->count(),
                       "needs one label per prediction: the prediction (bottom 0, shape "
                           << bottom[0]->shape_string() << ") has " << outer_num_ * inner_num_
@@ -80,7 +106,9 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
       const Dtype* first = prob + i * slice + j;
       const Dtype log_p = std::log(std::max(first[label_value * inner_num_], Dtype(FLT_MIN)));
-      if (smoothing_ == 0) {
+      if (weighted()) {
+        loss -= class_weights_[label_value] * log_p;
+      } else if (smoothing_ == 0) {
         loss -= log_p;
       } else {
         loss += (1 - smoothing_) * -log_p + smoothing_ / num_classes_ * ClassesLoss(first);
@@ -118,6 +146,9 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
       first[label_value * inner_num_] -= 1 - smoothing_;
       if (smoothing_ != 0) {
         for (int c = 0; c < num_classes_; ++c) first[c * inner_num_] -= smoothing_ / num_classes_;
+      }
+      if (weighted()) {
+        for (int c = 0; c < num_classes_; ++c) first[c * inner_num_] *= class_weights_[label_value];
       }
       ++valid_count;
     }

@@ -46,6 +46,10 @@ __global__ void SoftmaxLossForwardKernel(const int64_t num_positions, const int 
 template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
                                               const std::vector<Blob<Dtype>*>& top) {
+  if (weighted()) {
+    Forward_cpu(bottom, top);
+    return;
+  }
   softmax_layer_->Forward(softmax_bottom_vec_, softmax_top_vec_);
   const int num_positions = outer_num_ * inner_num_;
   SoftmaxLossForwardKernel<Dtype><<<CREMA_GET_BLOCKS(num_positions), CREMA_CUDA_NUM_THREADS>>>(
@@ -96,6 +100,10 @@ template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
                                                const std::vector<bool>& propagate_down,
                                                const std::vector<Blob<Dtype>*>& bottom) {
+  if (weighted()) {
+    Backward_cpu(top, propagate_down, bottom);
+    return;
+  }
   this->RequireNoGradient(propagate_down, 1, "the labels");
   if (!propagate_down[0]) return;
   Dtype* bottom_diff = bottom[0]->mutable_gpu_diff();

@@ -30,7 +30,9 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
 
  protected:
   bool ReadsLabelSmoothing() const override { return true; }
+  bool ReadsClassWeights() const override { return true; }
   Dtype ClassesLoss(const Dtype* first) const;
+  void ReadClassWeights(const LossParameter& param);
   void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                    const std::vector<Blob<Dtype>*>& top) override;
   void Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
@@ -49,6 +51,12 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   // loss_param.label_smoothing, in [0, 1): the target puts 1 - smoothing_ on
   // the label and smoothing_ / K on each of the K classes.
   Dtype smoothing_ = 0;
+  // SegNet's weight_by_label_freqs with class_weighting: each position's
+  // loss and gradient times its label's weight (the normalizer unchanged);
+  // empty when not asked for.
+  std::vector<Dtype> class_weights_;
+  // The weighted loss has CPU bodies only; the GPU entry points call them.
+  bool weighted() const { return !class_weights_.empty(); }
   LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
   // Labels are indexed as outer_num_ x inner_num_ around the softmax axis.
   int outer_num_ = 0;
