@@ -6,6 +6,7 @@
 #include "crema/format/engine_hints.hpp"
 #include "crema/format/fork_fields.hpp"
 #include "crema/format/insert_splits.hpp"
+#include "crema/format/intel_quantization.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
@@ -112,6 +113,7 @@ template <typename Dtype>
 void Net<Dtype>::CheckLayerSettings(const LayerParameter& layer) {
   const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
   CheckForkFields(layer, where);
+  CheckIntelQuantization(layer);
   CREMA_REQUIRE(!layer.has_compute_precision() || layer.compute_precision() == FLOAT ||
                     layer.compute_precision() == BF16,
                 where << ": compute_precision " << Type_Name(layer.compute_precision())

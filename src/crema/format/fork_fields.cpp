@@ -63,7 +63,7 @@ void SayIgnoredOnce(const std::string& what, const std::string& forks) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!said.insert(what).second) return;
   LOG(INFO) << what << " (from " << forks
-            << ") changes nothing Crema computes here; accepted and ignored (docs/forks.md)";
+            << ") is accepted and not acted on (docs/forks.md says why for each)";
 }
 
 void CheckEnumValues(const Message& message, const FieldDescriptor* field, const std::string& where,

@@ -1,7 +1,9 @@
 // The forks' fields a net or solver file sets, judged by their fork_use
 // option in crema.proto: a REFUSED field set to anything but its default (or
 // an enum value marked REFUSED) is one error naming where it is, the field
-// and the fork; an IGNORED one is said once in the log; the rest are
+// and the fork; an IGNORED one (it changes nothing Crema computes, or, as
+// Intel's quantization_param, is checked elsewhere and run in float) is said
+// once in the log; the rest are
 // computed with their fork's meaning by the layers and solvers that read them.
 #ifndef CREMA_FORMAT_FORK_FIELDS_HPP_
 #define CREMA_FORMAT_FORK_FIELDS_HPP_
