@@ -285,7 +285,6 @@ TYPED_TEST(BatchNormLayerTest, ScaleBiasGradients) {
 // A 5-blob BatchNorm in a model (NVCaffe's scale_bias) loaded into a layer
 // that does not ask for it says how to ask.
 TYPED_TEST(BatchNormLayerTest, FiveBlobsWithoutScaleBiasSayHow) {
-  using Dtype = typename TypeParam::Dtype;
   LayerParameter param;
   for (int i = 0; i < 5; ++i) {
     BlobProto* blob = param.add_blobs();

@@ -181,14 +181,6 @@ bool ParsesByName(const Descriptor* message, const FieldDescriptor* field) {
   return parser.ParseFromString(SampleText(field), parsed.get());
 }
 
-// The type Crema gives the field, in the fork's terms: a scalar's name, or
-// the last part of the message's or enum's name.
-std::string TypeName(const FieldDescriptor* field) {
-  if (field->message_type()) return field->message_type()->name();
-  if (field->enum_type()) return field->enum_type()->name();
-  return field->type_name();
-}
-
 bool SameType(const TypeMap& types, const ForkField& fork, const FieldDescriptor* ours) {
   if (IsScalar(fork.type)) return fork.type == ours->type_name();
   const std::string path = types.ForkTypePath(fork);

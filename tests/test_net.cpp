@@ -1,6 +1,8 @@
 // Net: building from prototxt (filtering, splits, in-place), the loss and its
 // gradients through the whole graph, which layers need backward, shared
 // parameters, and weights to and from .caffemodel and HDF5 files.
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -549,6 +551,37 @@ TYPED_TEST(NetTest, WeightsLoadFromNvcaffeRawData) {
     copy->Forward(&copy_loss);
     EXPECT_EQ(copy_loss, loss) << Type_Name(type);
   }
+}
+
+// A .caffemodel a fork wrote carries its layer parameters at the fork's
+// numbers, some of which are other fields here (NVCaffe's forward_type, an
+// enum at 145, is BVLC's parameter_param, a message): such a layer still
+// decodes (a field of the other wire type is kept aside, as protobuf does)
+// and its weights load by name.
+TEST(NetForkFilesTest, ForkWrittenModelsLoadByName) {
+  auto source = MakeNet<float>(kSmallNet, TEST);
+  NetParameter trained;
+  source->ToProto(&trained);
+  std::string file;
+  for (const LayerParameter& layer : trained.layer()) {
+    std::string bytes = layer.SerializeAsString();
+    bytes += std::string("\x88\x09\x02", 3);  // field 145, varint 2: NVCaffe's FLOAT16
+    bytes += std::string("\x98\x09\x01", 3);  // field 147, varint 1: its forward_math FLOAT
+    google::protobuf::io::StringOutputStream out(&file);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.WriteTag(100 << 3 | 2);  // NetParameter.layer
+    coded.WriteVarint32(static_cast<uint32_t>(bytes.size()));
+    coded.WriteRaw(bytes.data(), static_cast<int>(bytes.size()));
+  }
+  NetParameter forked;
+  ASSERT_TRUE(forked.ParseFromString(file));
+  ASSERT_EQ(forked.layer_size(), trained.layer_size());
+  EXPECT_FALSE(forked.layer(1).has_parameter_param());
+  Context::set_random_seed(99);
+  auto copy = MakeNet<float>(kSmallNet, TEST);
+  copy->CopyTrainedLayersFrom(forked);
+  EXPECT_EQ(copy->layer_by_name("ip2")->blobs()[0]->cpu_data()[3],
+            source->layer_by_name("ip2")->blobs()[0]->cpu_data()[3]);
 }
 
 TYPED_TEST(NetTest, MisshapedTrainedLayerNamesLayerAndShapes) {

@@ -201,7 +201,7 @@ TYPED_TEST(YoloDetectionTest, BadSettingsAndShapesAreRefusedNamingTheLayer) {
   Blob<Dtype> a(std::vector<int>{1, 14, 2, 2}), b(std::vector<int>{1, 14, 4, 4}), top;
   std::vector<Blob<Dtype>*> bottom{&a, &b}, tops{&top};
   const std::string base(kV3);
-  for (const std::string swap :
+  for (const std::string& swap :
        {std::string("num_classes: 2 "), std::string("mask: 3 mask: 0 mask: 1 }"),
         std::string("anchors_scale: 16 ")}) {
     std::string text = base;

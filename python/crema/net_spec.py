@@ -12,12 +12,12 @@ A net is written as calls of layer functions on the tops they consume::
     n.loss = L.SoftmaxWithLoss(n.conv1, n.label)
     print(n.to_proto())          # prototxt text
 
-``L.<Type>(*bottoms, **kwargs)`` makes a layer of type ``<Type>``. Keyword
-arguments naming a field of ``LayerParameter`` (``name``, ``param``,
-``include``, ``loss_weight``, ``propagate_down``, ``*_param`` ...) set that
-field; every other keyword sets a field of the layer type's own parameter
-message (``convolution_param`` for Convolution and Deconvolution,
-``data_param`` for Data, ...). Two keywords are not fields: ``ntop`` (the
+``L.<Type>(*bottoms, **kwargs)`` makes a layer of type ``<Type>``. As in
+pycaffe, a keyword naming a field of the layer type's own parameter message
+(``convolution_param`` for Convolution and Deconvolution, ``data_param`` for
+Data, ...) sets that field, and one ending in ``param`` or naming another
+field of ``LayerParameter`` (``name``, ``param``, ``include``,
+``loss_weight``, ``propagate_down``, ``*_param`` ...) sets the layer's. Two keywords are not fields: ``ntop`` (the
 number of tops, default 1; with 0 the call returns the layer itself) and
 ``in_place`` (the tops reuse the bottoms' names). ``top`` and ``bottom`` are
 refused: the graph defines them.
@@ -68,7 +68,9 @@ def _type_param_fields():
         msg = field.message_type
         if (msg is not None and field.name.endswith('_param')
                 and msg.name.endswith('Parameter')):
-            fields[msg.name[:-len('Parameter')]] = field.name
+            # The first field of a type is its layer's (BVLC's relu_param
+            # before MobileNet-YOLO's relu6_param, also a ReLUParameter).
+            fields.setdefault(msg.name[:-len('Parameter')], field.name)
     fields.update(_SHARED_PARAM_FIELDS)
     return fields
 
@@ -238,13 +240,16 @@ class Function:
             raise ValueError('%s layer: %r cannot be given as a keyword; '
                              'the net\'s graph defines it'
                              % (self.type_name, key))
-        if key in _LAYER_DESCRIPTOR.fields_by_name:
-            return layer
+        # As pycaffe: a *param keyword is the layer's; any other goes to the
+        # type's own parameter message where that has it (Intel's layer-level
+        # engine string does not take a Convolution's engine), else to the layer.
         field = _param_field(self.type_name)
-        if field is not None:
+        if field is not None and not key.endswith('param'):
             sub = getattr(layer, field)
             if key in sub.DESCRIPTOR.fields_by_name:
                 return sub
+        if key in _LAYER_DESCRIPTOR.fields_by_name:
+            return layer
         where = ('a field of LayerParameter or of %s' % field if field
                  else 'a field of LayerParameter (type %s has no parameter '
                       'message of its own; give e.g. loss_param=dict(...))'
