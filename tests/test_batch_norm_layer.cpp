@@ -240,8 +240,9 @@ TYPED_TEST(BatchNormLayerTest, ScaleBiasByHand) {
   layer.blobs()[2]->mutable_cpu_data()[0] = 1;
   layer.Forward(bottom_vec, this->top_vec_);
   // [n][c][s] = 1, 2 | 0, 0 | 3, 6 | 4, 4.
-  const Dtype expected[] = {2 * (1 - 3) / 2.0 + 1, 2 * (2 - 3) / 2.0 + 1, -0.5 * (0 - 2) / 4 + 10,
-                            -0.5 * (0 - 2) / 4 + 10, 2 * (3 - 3) / 2.0 + 1, 2 * (6 - 3) / 2.0 + 1,
+  const Dtype expected[] = {2 * (1 - 3) / 2.0 + 1,   2 * (2 - 3) / 2.0 + 1,
+                            -0.5 * (0 - 2) / 4 + 10, -0.5 * (0 - 2) / 4 + 10,
+                            2 * (3 - 3) / 2.0 + 1,   2 * (6 - 3) / 2.0 + 1,
                             -0.5 * (4 - 2) / 4 + 10, -0.5 * (4 - 2) / 4 + 10};
   for (int i = 0; i < 8; ++i) EXPECT_NEAR(this->top_->cpu_data()[i], expected[i], 1e-6) << i;
 

@@ -19,7 +19,6 @@
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/dnnl/dnnl_softmax_layer.hpp"
 #include "crema/layer_factory.hpp"
-#include "crema/net.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/lrn_layer.hpp"
@@ -28,6 +27,7 @@
 #include "crema/layers/sigmoid_layer.hpp"
 #include "crema/layers/softmax_layer.hpp"
 #include "crema/layers/tanh_layer.hpp"
+#include "crema/net.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 
@@ -125,8 +125,9 @@ TEST(EngineModeTest, CaffeAndIntelEnginesRunWhatDefaultRunsUnlessAsWritten) {
     return input +
            "layer { name: 'dw' type: 'Convolution' bottom: 'x' top: 'y' convolution_param { "
            "num_output: 32 group: 32 kernel_size: 3 pad: 1 " +
-           engine + " } } layer { name: 'pool' type: 'Pooling' bottom: 'y' top: 'z' "
-                    "pooling_param { pool: MAX kernel_size: 2 stride: 2 " +
+           engine +
+           " } } layer { name: 'pool' type: 'Pooling' bottom: 'y' top: 'z' "
+           "pooling_param { pool: MAX kernel_size: 2 stride: 2 " +
            engine + " } }";
   };
   auto body_of = [](const std::string& text, const std::string& layer) -> std::string {
@@ -142,8 +143,8 @@ TEST(EngineModeTest, CaffeAndIntelEnginesRunWhatDefaultRunsUnlessAsWritten) {
       EXPECT_EQ(body_of(conv(engine), layer), default_body) << layer << ", " << engine;
     }
     const std::string as_written = "engine_mode: AS_WRITTEN " + conv("engine: CAFFE");
-    const std::string reference = layer == "dw" ? typeid(ConvolutionLayer<float>).name()
-                                                : typeid(PoolingLayer<float>).name();
+    const std::string reference =
+        layer == "dw" ? typeid(ConvolutionLayer<float>).name() : typeid(PoolingLayer<float>).name();
     EXPECT_EQ(body_of(as_written, layer), reference) << layer;
   }
 }

@@ -17,8 +17,7 @@ const double kPi = 3.14159265358979323846;
 
 // The settings are held as float: a rate agrees with its formula to float's
 // relative precision.
-#define EXPECT_RATE(got, expected) \
-  EXPECT_NEAR(got, expected, 1e-7 * std::abs(expected) + 1e-15)
+#define EXPECT_RATE(got, expected) EXPECT_NEAR(got, expected, 1e-7 * std::abs(expected) + 1e-15)
 
 SolverParameter Schedule(const std::string& text) {
   SolverParameter param;
@@ -39,8 +38,8 @@ TEST(LrScheduleTest, LinearWarmupRampsToBaseLrAndThePolicyTakesOverWhereItIs) {
   EXPECT_RATE(LearningRate(fixed, 700), 0.1);
   // A step policy whose first steps fall inside the warm-up: the ramp goes
   // to base_lr, and at 100 the policy's own rate, 0.1 * 0.5^2, takes over.
-  const SolverParameter step = Schedule(
-      "base_lr: 0.1 lr_policy: 'step' stepsize: 40 gamma: 0.5 warmup_iter: 100");
+  const SolverParameter step =
+      Schedule("base_lr: 0.1 lr_policy: 'step' stepsize: 40 gamma: 0.5 warmup_iter: 100");
   EXPECT_RATE(LearningRate(step, 0), 0);
   EXPECT_RATE(LearningRate(step, 25), 0.025);
   EXPECT_RATE(LearningRate(step, 99), 0.099);
@@ -60,8 +59,8 @@ TEST(LrScheduleTest, ExponentialWarmupIsGeometric) {
 
 TEST(LrScheduleTest, SgdrRestartsLongerAndLower) {
   // Cycles of 100, 200, 400 iterations from peaks 1, 0.5, 0.25 down to 0.1.
-  const SolverParameter param = Schedule(
-      "base_lr: 1 lr_policy: 'sgdr' period: 100 p_mult: 2 lr_mult: 0.5 min_lr: 0.1");
+  const SolverParameter param =
+      Schedule("base_lr: 1 lr_policy: 'sgdr' period: 100 p_mult: 2 lr_mult: 0.5 min_lr: 0.1");
   const auto cosine = [](double peak, double t) {
     return 0.1 + (peak - 0.1) * (1 + std::cos(kPi * t)) / 2;
   };
@@ -93,18 +92,18 @@ TEST(LrScheduleTest, OneCycleRisesThenFalls) {
   EXPECT_RATE(LearningRate(param, 300), 0.1);
   EXPECT_RATE(LearningRate(param, 650), 0.0505);
   EXPECT_RATE(LearningRate(param, 1000), 0.001);
-  const SolverParameter early = Schedule(
-      "base_lr: 1 lr_policy: 'onecycle' onecycle_pct_start: 0.5 onecycle_div_factor: 10");
+  const SolverParameter early =
+      Schedule("base_lr: 1 lr_policy: 'onecycle' onecycle_pct_start: 0.5 onecycle_div_factor: 10");
   EXPECT_RATE(LearningRate(early, 250), 0.55);
   EXPECT_RATE(LearningRate(early, 750), 0.5);
 }
 
 TEST(LrScheduleTest, CaffePoliciesAreUnchanged) {
-  EXPECT_RATE(LearningRate(Schedule("base_lr: 0.01 lr_policy: 'inv' gamma: 0.0001 power: 0.75"),
-                           1000),
-              0.01 * std::pow(1.1, -0.75));
-  const SolverParameter multistep = Schedule(
-      "base_lr: 1 lr_policy: 'multistep' gamma: 0.1 stepvalue: 100 stepvalue: 300");
+  EXPECT_RATE(
+      LearningRate(Schedule("base_lr: 0.01 lr_policy: 'inv' gamma: 0.0001 power: 0.75"), 1000),
+      0.01 * std::pow(1.1, -0.75));
+  const SolverParameter multistep =
+      Schedule("base_lr: 1 lr_policy: 'multistep' gamma: 0.1 stepvalue: 100 stepvalue: 300");
   EXPECT_RATE(LearningRate(multistep, 99), 1);
   EXPECT_RATE(LearningRate(multistep, 100), 0.1);
   EXPECT_RATE(LearningRate(multistep, 300), 0.01);
@@ -166,8 +165,7 @@ TEST(LrScheduleTest, MeaninglessSettingsAreRefusedByName) {
             std::string::npos);
   EXPECT_NE(Refusal("base_lr: 0.1 lr_policy: 'cosine'").find("unknown lr_policy 'cosine'"),
             std::string::npos);
-  EXPECT_NE(Refusal("base_lr: 0.1 lr_policy: 'fixed' warmup_iter: -1")
-                .find("warmup_iter is -1"),
+  EXPECT_NE(Refusal("base_lr: 0.1 lr_policy: 'fixed' warmup_iter: -1").find("warmup_iter is -1"),
             std::string::npos);
 }
 
@@ -195,7 +193,7 @@ TEST(ForkSchedulesTest, NvcaffeRampupPolyAndMinLrAsItsCode) {
       "max_iter: 20 base_lr: 0.1 lr_policy: 'poly' power: 2 min_lr: 0.001 rampup_interval: 5 "
       "rampup_lr: 0.01 solver_data_type: FLOAT16");
   const int iters[] = {0, 1, 2, 3, 4, 5, 6, 10, 15, 19, 20};
-  const double nvcaffe[] = {0.01,      0.0136,    0.0244,    0.0424,    0.0676,  0.0566875,
+  const double nvcaffe[] = {0.01,      0.0136,    0.0244,    0.0424,    0.0676, 0.0566875,
                             0.0495100, 0.0257500, 0.0071875, 0.0012475, 0.001};
   for (int i = 0; i < 11; ++i) EXPECT_FORK_RATE(LearningRate(poly, iters[i]), nvcaffe[i]) << i;
   // step after a ramp from 0 (no rampup_lr): 0, 0.004, 0.1, 0.324, then the steps.
@@ -207,8 +205,8 @@ TEST(ForkSchedulesTest, NvcaffeRampupPolyAndMinLrAsItsCode) {
     EXPECT_FORK_RATE(LearningRate(step, step_iters[i]), step_rates[i]) << step_iters[i];
   }
   // The floor holds under the ramp-up too.
-  const SolverParameter floored = SolverFile(
-      "max_iter: 10 base_lr: 0.1 lr_policy: 'fixed' rampup_interval: 4 min_lr: 0.005");
+  const SolverParameter floored =
+      SolverFile("max_iter: 10 base_lr: 0.1 lr_policy: 'fixed' rampup_interval: 4 min_lr: 0.005");
   const double floored_rates[] = {0.005, 0.00625, 0.025, 0.05625, 0.1};
   for (int i = 0; i < 5; ++i) EXPECT_FORK_RATE(LearningRate(floored, i), floored_rates[i]) << i;
 }
@@ -245,7 +243,7 @@ TEST(ForkSchedulesTest, JolibrainWarmupBeforeSgdrAsItsCode) {
       "max_iter: 30 base_lr: 0.01 lr_policy: 'sgdr' min_lr: 0.0001 period: 10 p_mult: 2 "
       "lr_mult: 0.5");
   const int iters[] = {0, 1, 2, 5, 9, 10, 11, 15, 20, 29, 30};
-  const double beniz[] = {0.01,       0.00975773, 0.00905463, 0.00505, 0.00034227, 0.005,
+  const double beniz[] = {0.01,       0.00975773, 0.00905463, 0.00505,    0.00034227, 0.005,
                           0.00496984, 0.00428241, 0.00255,    0.00013016, 0.0025};
   for (int i = 0; i < 11; ++i) {
     EXPECT_NEAR(LearningRate(sgdr, iters[i]), beniz[i], 1e-8) << iters[i];
@@ -271,9 +269,9 @@ TEST(ForkSchedulesTest, ForkSettingsOutOfRangeAreRefusedByName) {
   };
   EXPECT_NE(message("base_lr: 0.1 lr_policy: 'fixed' rampup_interval: -1").find("rampup_interval"),
             std::string::npos);
-  EXPECT_NE(message("base_lr: 0.1 lr_policy: 'fixed' rampup_interval: 5 warmup_iter: 5")
-                .find("give one"),
-            std::string::npos);
+  EXPECT_NE(
+      message("base_lr: 0.1 lr_policy: 'fixed' rampup_interval: 5 warmup_iter: 5").find("give one"),
+      std::string::npos);
   EXPECT_NE(message("base_lr: 0.1 lr_policy: 'multifixed' stagelr: 0.1").find("stageiter"),
             std::string::npos);
   EXPECT_NE(message("base_lr: 0.1 lr_policy: 'poly' power: 1 min_lr: 0.2").find("min_lr"),

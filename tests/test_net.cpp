@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <fstream>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 

@@ -14,7 +14,6 @@
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"
 #include "linear_solver.hpp"
-#include "test_error_message.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 
@@ -151,8 +150,8 @@ TEST(SolverTest, ForkLayerWiseRatesFollowTheirCode) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.settings);
-    auto solver = CreateSolver<double>(
-        LinearSolver("SGD", "momentum: 0.9 weight_decay: 0.01 " + c.settings));
+    auto solver =
+        CreateSolver<double>(LinearSolver("SGD", "momentum: 0.9 weight_decay: 0.01 " + c.settings));
     SetInputs(solver->net().get());
     std::vector<double> w = {0.5, 0.5}, h = {0, 0};
     for (int t = 0; t < 2; ++t) {
@@ -192,10 +191,11 @@ TEST(SolverTest, DecoupledWeightDecayFollowsItsFormula) {
   for (const std::string type : {"AdamW", "SGDW"}) {
     SCOPED_TRACE(type);
     SolverParameter param;
-    ReadProtoFromString("base_lr: 0.1 lr_policy: 'fixed' max_iter: 10 display: 0 momentum: 0.9 "
-                        "delta: 1e-8 weight_decay: 0.05 snapshot_after_train: false type: '" +
-                            type + "'",
-                        "solver", &param);
+    ReadProtoFromString(
+        "base_lr: 0.1 lr_policy: 'fixed' max_iter: 10 display: 0 momentum: 0.9 "
+        "delta: 1e-8 weight_decay: 0.05 snapshot_after_train: false type: '" +
+            type + "'",
+        "solver", &param);
     std::string net = kLinearNet;
     net.replace(net.find("dim: 1 dim: 2"), 13, "dim: 1 dim: 3");
     ReadProtoFromString(net, "net", param.mutable_net_param());
@@ -243,9 +243,11 @@ TEST(SolverTest, DecoupledDecayIsL2Only) {
 // tests run with the average and give the training weights back; a snapshot
 // writes it beside the weights, and a resumed run continues it bitwise.
 SolverParameter EmaSolver(const std::string& dir) {
-  SolverParameter param = LinearSolver(
-      "SGD", "momentum: 0.9 ema_decay: 0.8 test_iter: 1 test_interval: 1000 "
-             "test_initialization: false snapshot_prefix: '" + dir + "/ema'");
+  SolverParameter param =
+      LinearSolver("SGD",
+                   "momentum: 0.9 ema_decay: 0.8 test_iter: 1 test_interval: 1000 "
+                   "test_initialization: false snapshot_prefix: '" +
+                       dir + "/ema'");
   ReadProtoFromString(kLinearNet, "net", param.add_test_net_param());
   return param;
 }
@@ -264,7 +266,7 @@ TEST(SolverTest, WeightMovingAverageFollowsItsFormula) {
   auto solver = CreateSolver<double>(EmaSolver(dir));
   SetInputs(solver->net().get());
   std::vector<double> ema = LinearWeights(*solver);  // the initial weights
-  const double decay = 0.8f;                          // as the schema holds it
+  const double decay = 0.8f;                         // as the schema holds it
   for (int t = 0; t < 4; ++t) {
     solver->Step(1);
     const std::vector<double> w = LinearWeights(*solver);
@@ -300,9 +302,10 @@ TEST(SolverTest, WeightMovingAverageFollowsItsFormula) {
 TEST(SolverTest, SlowBatchNormUnderEmaIsAdvisedAgainst) {
   LayerParameter slow, fast, scale;
   ReadProtoFromString("name: 'conv1_bn' type: 'BatchNorm'", "layer", &slow);
-  ReadProtoFromString("name: 'conv2_bn' type: 'BatchNorm' "
-                      "batch_norm_param { moving_average_fraction: 0.99 }",
-                      "layer", &fast);
+  ReadProtoFromString(
+      "name: 'conv2_bn' type: 'BatchNorm' "
+      "batch_norm_param { moving_average_fraction: 0.99 }",
+      "layer", &fast);
   ReadProtoFromString("name: 'conv1_scale' type: 'Scale'", "layer", &scale);
   EXPECT_EQ(SlowBatchNormAdvice({&fast, &scale}), "");
   const std::string advice = SlowBatchNormAdvice({&fast, &slow, &scale, &slow});
@@ -326,9 +329,11 @@ TEST(SolverTest, EmaDecayOutsideItsRangeIsRefused) {
 // steps and rises after, so the best snapshot is iteration 2's and three
 // worse tests (3, 4, 5) stop the run at iteration 5.
 SolverParameter BestSolver(const std::string& dir, const std::string& overrides = "") {
-  SolverParameter param = LinearSolver(
-      "SGD", "test_iter: 1 test_interval: 1 best_output: 'loss' best_mode: MIN "
-             "early_stop_patience: 3 snapshot_prefix: '" + dir + "/run'");
+  SolverParameter param =
+      LinearSolver("SGD",
+                   "test_iter: 1 test_interval: 1 best_output: 'loss' best_mode: MIN "
+                   "early_stop_patience: 3 snapshot_prefix: '" +
+                       dir + "/run'");
   param.set_max_iter(20);
   ReadProtoFromString(kLinearNet, "net", param.add_test_net_param());
   SolverParameter changes;  // its settings replace the ones above
@@ -370,7 +375,7 @@ TEST(SolverTest, BestCheckpointAndEarlyStop) {
   EXPECT_EQ(best_state.iter(), 2);
   EXPECT_EQ(best_state.best_iter(), 2);
   EXPECT_NEAR(best_state.best_value(), (2.125 - 2) * (2.125 - 2) / 2, 1e-7);  // float base_lr
-  EXPECT_TRUE(FileExists(dir + "/run_iter_5.caffemodel"));  // the work is kept
+  EXPECT_TRUE(FileExists(dir + "/run_iter_5.caffemodel"));                    // the work is kept
   // Higher is better with MAX: the loss only rises after the first test.
   auto max = BestSolverWithInputs(BestSolver(dir, "best_mode: MAX early_stop_patience: 2"));
   max->Solve();
@@ -396,9 +401,8 @@ TEST(SolverTest, AResumedRunKeepsTheBestSoFar) {
 }
 
 TEST(SolverTest, AWatchedOutputNoTestNetGivesIsRefused) {
-  const std::string none = ErrorMessageOf([] {
-    CreateSolver<double>(BestSolver("/tmp", "best_output: 'accuracy'"));
-  });
+  const std::string none =
+      ErrorMessageOf([] { CreateSolver<double>(BestSolver("/tmp", "best_output: 'accuracy'")); });
   EXPECT_NE(none.find("best_output 'accuracy' is not a single-value output of any test net "
                       "(their outputs: loss)"),
             std::string::npos)

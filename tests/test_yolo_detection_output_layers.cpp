@@ -22,7 +22,9 @@ template <typename TypeParam>
 class YoloDetectionTest : public MultiDeviceTest<TypeParam> {};
 TYPED_TEST_SUITE(YoloDetectionTest, TestDtypesAndDevices);
 
-LayerParameter DetectionParam(const std::string& text) { return ParseNet("layer { " + text + " }").layer(0); }
+LayerParameter DetectionParam(const std::string& text) {
+  return ParseNet("layer { " + text + " }").layer(0);
+}
 
 double SigmoidOf(double x) { return 1 / (1 + std::exp(-x)); }
 
@@ -42,8 +44,9 @@ std::vector<DetectionRow> RowsOf(const Blob<Dtype>& top) {
 // The fork's selection for one image: by descending confidence (stable),
 // greedy, class-agnostic, overlap of centre-size boxes >= threshold.
 std::vector<DetectionRow> ForkNms(std::vector<DetectionRow> candidates, double threshold) {
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const DetectionRow& a, const DetectionRow& b) { return a.values[2] > b.values[2]; });
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const DetectionRow& a, const DetectionRow& b) { return a.values[2] > b.values[2]; });
   std::vector<DetectionRow> kept;
   for (const DetectionRow& c : candidates) {
     bool suppressed = false;
@@ -61,7 +64,8 @@ std::vector<DetectionRow> ForkNms(std::vector<DetectionRow> candidates, double t
   return kept;
 }
 
-void ExpectDetectionRowsNear(const std::vector<DetectionRow>& got, const std::vector<DetectionRow>& expected) {
+void ExpectDetectionRowsNear(const std::vector<DetectionRow>& got,
+                             const std::vector<DetectionRow>& expected) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t r = 0; r < got.size(); ++r) {
     for (int k = 0; k < 7; ++k) {
@@ -85,21 +89,21 @@ TYPED_TEST(YoloDetectionTest, Yolov3BoxByHand) {
   cpu_set(b.count(), Dtype(-20), b.mutable_cpu_data());
   Dtype* head = a.mutable_cpu_data();
   // anchor 0 of scale 0 (biases pair 2: 37 x 58 at stride 32, input 32)
-  head[0] = 0;             // tx: centre 0.5
+  head[0] = 0;              // tx: centre 0.5
   head[1] = std::log(3.0);  // ty: sig = 0.75
-  head[2] = 0;             // tw
+  head[2] = 0;              // tw
   head[3] = std::log(0.5);  // th
-  head[4] = 20;            // objectness 1
-  head[5] = 0;             // class 0: 0.5
-  head[6] = 2;             // class 1: sig(2)
+  head[4] = 20;             // objectness 1
+  head[5] = 0;              // class 0: 0.5
+  head[6] = 2;              // class 1: sig(2)
   std::vector<Blob<Dtype>*> bottom{&a, &b}, tops{&top};
   Yolov3DetectionOutputLayer<Dtype> layer(DetectionParam(kV3));
   layer.SetUp(bottom, tops);
   layer.Forward(bottom, tops);
   const double w = 37.0 / 32, h = 0.5 * 58 / 32;
   // The same box twice (overlap 1): only the better class stays.
-  ExpectDetectionRowsNear(RowsOf(top), {{{0, 2, SigmoidOf(2) * SigmoidOf(20), 0.5 - w / 2, 0.75 - h / 2, 0.5 + w / 2,
-                              0.75 + h / 2}}});
+  ExpectDetectionRowsNear(RowsOf(top), {{{0, 2, SigmoidOf(2) * SigmoidOf(20), 0.5 - w / 2,
+                                          0.75 - h / 2, 0.5 + w / 2, 0.75 + h / 2}}});
 }
 
 TYPED_TEST(YoloDetectionTest, Yolov3RandomHeadsMatchTheForksDecoding) {
@@ -172,7 +176,8 @@ TYPED_TEST(YoloDetectionTest, YoloV2RandomHeadMatchesTheForksDecoding) {
         const double conf = SigmoidOf(at(4)) * best;
         if (conf < 0.2) continue;
         const double cx = (x + SigmoidOf(at(0))) / 3, cy = (y + SigmoidOf(at(1))) / 3;
-        const double w = std::exp(at(2)) * biases[2 * n] / 3, h = std::exp(at(3)) * biases[2 * n + 1] / 3;
+        const double w = std::exp(at(2)) * biases[2 * n] / 3,
+                     h = std::exp(at(3)) * biases[2 * n + 1] / 3;
         candidates.push_back(
             {{0, double(label + 1), conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2}});
       }
@@ -193,7 +198,8 @@ TYPED_TEST(YoloDetectionTest, NothingKeptGivesOneRowPerImage) {
   YoloDetectionOutputLayer<Dtype> layer(DetectionParam(kV2));
   layer.SetUp(bottom, tops);
   layer.Forward(bottom, tops);
-  ExpectDetectionRowsNear(RowsOf(top), {{{0, -1, -1, -1, -1, -1, -1}}, {{1, -1, -1, -1, -1, -1, -1}}});
+  ExpectDetectionRowsNear(RowsOf(top),
+                          {{{0, -1, -1, -1, -1, -1, -1}}, {{1, -1, -1, -1, -1, -1, -1}}});
 }
 
 TYPED_TEST(YoloDetectionTest, BadSettingsAndShapesAreRefusedNamingTheLayer) {
@@ -205,7 +211,8 @@ TYPED_TEST(YoloDetectionTest, BadSettingsAndShapesAreRefusedNamingTheLayer) {
        {std::string("num_classes: 2 "), std::string("mask: 3 mask: 0 mask: 1 }"),
         std::string("anchors_scale: 16 ")}) {
     std::string text = base;
-    const std::string replacement = swap == "mask: 3 mask: 0 mask: 1 }" ? "mask: 9 mask: 0 mask: 1 }" : "";
+    const std::string replacement =
+        swap == "mask: 3 mask: 0 mask: 1 }" ? "mask: 9 mask: 0 mask: 1 }" : "";
     text.replace(text.find(swap), swap.size(), replacement);
     Yolov3DetectionOutputLayer<Dtype> layer(DetectionParam(text));
     ExpectSetUpThrowsNamingLayer<Dtype>(&layer, bottom, tops);

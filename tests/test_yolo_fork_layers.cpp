@@ -27,7 +27,9 @@ template <typename TypeParam>
 class YoloForkLayerTest : public MultiDeviceTest<TypeParam> {};
 TYPED_TEST_SUITE(YoloForkLayerTest, TestDtypesAndDevices);
 
-LayerParameter YoloParam(const std::string& text) { return ParseNet("layer { " + text + " }").layer(0); }
+LayerParameter YoloParam(const std::string& text) {
+  return ParseNet("layer { " + text + " }").layer(0);
+}
 
 // One bottom and only scale: the YOLO forks' nearest neighbour; two bottoms
 // (or any of SegNet's other fields): SegNet's max unpooling.
@@ -61,7 +63,8 @@ TYPED_TEST(YoloForkLayerTest, NearestUpsampleByHandAndGradient) {
   for (int c = 0; c < 2; ++c) {
     for (int h = 0; h < 4; ++h) {
       for (int w = 0; w < 6; ++w) {
-        EXPECT_EQ(top.cpu_data()[(c * 4 + h) * 6 + w], bottom.cpu_data()[(c * 2 + h / 2) * 3 + w / 2]);
+        EXPECT_EQ(top.cpu_data()[(c * 4 + h) * 6 + w],
+                  bottom.cpu_data()[(c * 2 + h / 2) * 3 + w / 2]);
       }
     }
   }
@@ -114,14 +117,15 @@ TYPED_TEST(YoloForkLayerTest, ReorgGradientAndRefusals) {
   FillGaussian(&bottom);
   std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
   for (const std::string reverse : {"false", "true"}) {
-    ReorgLayer<Dtype> layer(YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' "
-                                  "reorg_param { stride: 2 reverse: " +
-                                  reverse + " }"));
+    ReorgLayer<Dtype> layer(
+        YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' "
+                  "reorg_param { stride: 2 reverse: " +
+                  reverse + " }"));
     GradientChecker<Dtype> checker(1e-2, 1e-3);
     checker.CheckGradient(&layer, bottom_vec, top_vec);
   }
-  for (const std::string text : {"reorg_param { }", "reorg_param { stride: 3 }",
-                                 "reorg_param { stride: 0 }"}) {
+  for (const std::string text :
+       {"reorg_param { }", "reorg_param { stride: 3 }", "reorg_param { stride: 0 }"}) {
     ReorgLayer<Dtype> layer(YoloParam("name: 'reorg' type: 'Reorg' bottom: 'x' top: 'y' " + text));
     ExpectSetUpThrowsNamingLayer<Dtype>(&layer, bottom_vec, top_vec);
   }
@@ -139,7 +143,8 @@ TYPED_TEST(YoloForkLayerTest, MishValuesAndGradient) {
   layer.SetUp(bottom_vec, top_vec);
   layer.Forward(bottom_vec, top_vec);
   for (int i = 0; i < 9; ++i) {
-    const double softplus = xs[i] > 20 ? xs[i] : (xs[i] < -20 ? std::exp(xs[i]) : std::log1p(std::exp(xs[i])));
+    const double softplus =
+        xs[i] > 20 ? xs[i] : (xs[i] < -20 ? std::exp(xs[i]) : std::log1p(std::exp(xs[i])));
     EXPECT_NEAR(top.cpu_data()[i], xs[i] * std::tanh(softplus), 1e-6) << xs[i];
   }
   Blob<Dtype> random(std::vector<int>{2, 3, 4, 5});

@@ -66,7 +66,8 @@ class NesterovSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaGradSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaGradSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
+  explicit AdaGradSolver(const SolverParameter& param,
+                         const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "AdaGrad"; }
 
  protected:
@@ -76,7 +77,8 @@ class AdaGradSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class RMSPropSolver : public SGDSolver<Dtype> {
  public:
-  explicit RMSPropSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
+  explicit RMSPropSolver(const SolverParameter& param,
+                         const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "RMSProp"; }
 
  protected:
@@ -86,7 +88,8 @@ class RMSPropSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class AdaDeltaSolver : public SGDSolver<Dtype> {
  public:
-  explicit AdaDeltaSolver(const SolverParameter& param, const Net<Dtype>* share_layers_from = nullptr);
+  explicit AdaDeltaSolver(const SolverParameter& param,
+                          const Net<Dtype>* share_layers_from = nullptr);
   const char* type() const override { return "AdaDelta"; }
 
  protected:

@@ -466,17 +466,16 @@ void CopyStored(const std::string& bytes, int count, Dtype* out) {
 // (little-endian, as its hosts hold them) in raw_data, typed by
 // raw_data_type; FLOAT, FLOAT16 and DOUBLE are the types its nets hold.
 template <typename Dtype>
-void ReadRawValues(bool typed, Type type, const std::string& bytes, int count,
-                                const char* field, Dtype* out) {
-  CREMA_REQUIRE(typed, "blob has " << field << " but no " << field
-                                   << "_type saying what its bytes hold");
+void ReadRawValues(bool typed, Type type, const std::string& bytes, int count, const char* field,
+                   Dtype* out) {
+  CREMA_REQUIRE(typed,
+                "blob has " << field << " but no " << field << "_type saying what its bytes hold");
   const size_t size = type == DOUBLE ? 8 : type == FLOAT ? 4 : type == FLOAT16 ? 2 : 0;
   CREMA_REQUIRE(size > 0, "blob " << field << " holds " << Type_Name(type)
                                   << " values; Crema reads FLOAT, FLOAT16 and DOUBLE");
   CREMA_REQUIRE(bytes.size() == size * static_cast<size_t>(count),
-                "blob " << field << " holds " << bytes.size() << " bytes, its shape needs "
-                        << count << " " << Type_Name(type) << " values (" << size * count
-                        << " bytes)");
+                "blob " << field << " holds " << bytes.size() << " bytes, its shape needs " << count
+                        << " " << Type_Name(type) << " values (" << size * count << " bytes)");
   if (type == DOUBLE) {
     CopyStored<double>(bytes, count, out);
   } else if (type == FLOAT) {

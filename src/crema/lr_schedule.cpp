@@ -15,9 +15,8 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 const std::set<std::string>& Policies() {
-  static const std::set<std::string> policies{"fixed",   "step", "exp",      "inv",
-                                              "multistep", "poly", "sigmoid", "sgdr",
-                                              "onecycle",  "multifixed"};
+  static const std::set<std::string> policies{"fixed", "step",    "exp",  "inv",      "multistep",
+                                              "poly",  "sigmoid", "sgdr", "onecycle", "multifixed"};
   return policies;
 }
 
@@ -109,8 +108,8 @@ void RequirePolicySettings(const SolverParameter& param) {
     CREMA_REQUIRE(param.stepsize() > 0, "solver: lr_policy step needs a positive stepsize");
   }
   if (policy == "poly" || policy == "onecycle" || (policy == "sgdr" && !param.has_period())) {
-    CREMA_REQUIRE(param.max_iter() > 0, "solver: lr_policy " << policy
-                                                              << " needs a positive max_iter");
+    CREMA_REQUIRE(param.max_iter() > 0,
+                  "solver: lr_policy " << policy << " needs a positive max_iter");
   }
   if (policy == "multistep") {
     for (int i = 0; i < param.stepvalue_size(); ++i) {
@@ -132,9 +131,9 @@ void RequirePolicySettings(const SolverParameter& param) {
     }
   }
   RequireFinite(param.min_lr(), "min_lr");
-  CREMA_REQUIRE(param.min_lr() >= 0,
-                "solver: min_lr is " << param.min_lr() << "; the floor of the rate must not be "
-                                                          "negative");
+  CREMA_REQUIRE(param.min_lr() >= 0, "solver: min_lr is " << param.min_lr()
+                                                          << "; the floor of the rate must not be "
+                                                             "negative");
   if (policy == "sgdr" || policy == "onecycle" || policy == "poly") {
     CREMA_REQUIRE(param.min_lr() >= 0 && param.min_lr() <= param.base_lr(),
                   "solver: min_lr is " << param.min_lr() << "; lr_policy " << policy
@@ -159,9 +158,10 @@ void RequirePolicySettings(const SolverParameter& param) {
   }
   if (policy == "onecycle") {
     const double pct = param.onecycle_pct_start();
-    CREMA_REQUIRE(std::isfinite(pct) && pct > 0 && pct < 1,
-                  "solver: onecycle_pct_start is " << pct << "; the rise takes a fraction of "
-                                                              "max_iter in (0, 1)");
+    CREMA_REQUIRE(std::isfinite(pct) && pct > 0 && pct < 1, "solver: onecycle_pct_start is "
+                                                                << pct
+                                                                << "; the rise takes a fraction of "
+                                                                   "max_iter in (0, 1)");
     CREMA_REQUIRE(std::isfinite(param.onecycle_div_factor()) && param.onecycle_div_factor() >= 1,
                   "solver: onecycle_div_factor is " << param.onecycle_div_factor()
                                                     << "; the cycle starts at base_lr divided by "
@@ -191,9 +191,9 @@ void RequireWarmupSettings(const SolverParameter& param) {
                 "solver: warmup_iter " << param.warmup_iter() << " is longer than max_iter "
                                        << param.max_iter());
   RequireFinite(param.warmup_start_lr(), "warmup_start_lr");
-  CREMA_REQUIRE(param.warmup_start_lr() >= 0,
-                "solver: warmup_start_lr is " << param.warmup_start_lr()
-                                              << "; it must not be negative");
+  CREMA_REQUIRE(param.warmup_start_lr() >= 0, "solver: warmup_start_lr is "
+                                                  << param.warmup_start_lr()
+                                                  << "; it must not be negative");
   const std::string& policy = param.warmup_policy();
   CREMA_REQUIRE(policy == "linear" || policy == "exponential",
                 "solver: unknown warmup_policy '" << policy << "' (linear, exponential)");
@@ -226,7 +226,7 @@ double LearningRate(const SolverParameter& param, int iter) {
     const double start = param.warmup_start_lr();
     const double t = static_cast<double>(iter) / param.warmup_iter();
     rate = param.warmup_policy() == "exponential" ? start * std::pow(base / start, t)
-                                                   : start + (base - start) * t;
+                                                  : start + (base - start) * t;
   } else {
     rate = PolicyRate(param, iter);
   }
@@ -239,9 +239,9 @@ std::string DescribeSchedule(const SolverParameter& param) {
   out << "lr_policy " << param.lr_policy() << " from base_lr " << param.base_lr();
   const std::string& policy = param.lr_policy();
   if (policy == "sgdr") {
-    out << " (period " << (param.has_period() ? param.period() : param.max_iter())
-        << ", p_mult " << param.p_mult() << ", lr_mult " << param.lr_mult() << ", min_lr "
-        << param.min_lr() << ")";
+    out << " (period " << (param.has_period() ? param.period() : param.max_iter()) << ", p_mult "
+        << param.p_mult() << ", lr_mult " << param.lr_mult() << ", min_lr " << param.min_lr()
+        << ")";
   } else if (policy == "onecycle") {
     out << " (rise over " << param.onecycle_pct_start() << " of max_iter from base_lr / "
         << param.onecycle_div_factor() << ", fall to min_lr " << param.min_lr() << ")";
@@ -258,8 +258,8 @@ std::string DescribeSchedule(const SolverParameter& param) {
   out << "; lr at";
   const int last = std::max(param.max_iter(), 1);
   const int three_quarters = static_cast<int>(int64_t{3} * last / 4);  // 3 * last overflows
-  const std::set<int> marks{0,        param.warmup_iter(), param.rampup_interval(), last / 4,
-                            last / 2, three_quarters,      last};
+  const std::set<int> marks{
+      0, param.warmup_iter(), param.rampup_interval(), last / 4, last / 2, three_quarters, last};
   const char* separator = " ";
   for (int iter : marks) {
     out << separator << iter << ": " << LearningRate(param, iter);

@@ -90,8 +90,7 @@ void SGDSolver<Dtype>::DecayDecoupled(int param_id, Dtype rate) {
                       this->net_->params_weight_decay()[param_id];
   if (decay == 0) return;
   if (Context::mode() == Context::GPU) {
-    CREMA_SOLVER_GPU(
-        gpu_axpy(param->count(), decay, param->gpu_data(), param->mutable_gpu_diff()));
+    CREMA_SOLVER_GPU(gpu_axpy(param->count(), decay, param->gpu_data(), param->mutable_gpu_diff()));
   } else {
     cpu_axpy(param->count(), decay, param->cpu_data(), param->mutable_cpu_diff());
   }
@@ -102,8 +101,7 @@ void SGDSolver<Dtype>::RequireL2ForDecoupledDecay() const {
   CREMA_REQUIRE(this->param_.regularization_type() == "L2",
                 "solver: type " << type() << " decays the weights in proportion to themselves "
                                 << "(L2); regularization_type "
-                                << this->param_.regularization_type()
-                                << " would need SGD or Adam");
+                                << this->param_.regularization_type() << " would need SGD or Adam");
 }
 
 template <typename Dtype>

@@ -12,13 +12,13 @@
 #include <sstream>
 
 #include "crema/ema_weights.hpp"
+#include "crema/format/fork_fields.hpp"
 #include "crema/lr_schedule.hpp"
 #include "crema/metrics_file.hpp"
 #include "crema/solver_watch.hpp"
 #include "crema/storage/hdf5.hpp"
 #include "crema/util/io.hpp"
 #include "crema/util/upgrade_proto.hpp"
-#include "crema/format/fork_fields.hpp"
 
 namespace crema {
 
@@ -54,8 +54,7 @@ void RequireLayerWiseRatesMeaningful(const SolverParameter& param) {
                 "layer-wise rates; give one");
   CREMA_REQUIRE(param.type() == "SGD" || param.type() == "Nesterov" || param.type() == "SGDW",
                 "solver: " << (param.larc() ? "larc" : "local_lr_auto")
-                           << " applies to SGD (and Nesterov, SGDW), not to type "
-                           << param.type());
+                           << " applies to SGD (and Nesterov, SGDW), not to type " << param.type());
   const double ratio = param.larc() ? param.larc_eta() : param.local_gw_ratio();
   CREMA_REQUIRE(std::isfinite(ratio) && ratio > 0,
                 "solver: " << (param.larc() ? "larc_eta" : "local_gw_ratio") << " is " << ratio
@@ -82,10 +81,10 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   CREMA_REQUIRE(param.early_stop_patience() == 0 || !param.best_output().empty(),
                 "solver: early_stop_patience needs best_output, the test output it watches");
   if (param.has_ema_decay()) {
-    CREMA_REQUIRE(std::isfinite(param.ema_decay()) && param.ema_decay() > 0 &&
-                      param.ema_decay() < 1,
-                  "solver: ema_decay is " << param.ema_decay()
-                                          << "; the old average's weight must lie in (0, 1)");
+    CREMA_REQUIRE(
+        std::isfinite(param.ema_decay()) && param.ema_decay() > 0 && param.ema_decay() < 1,
+        "solver: ema_decay is " << param.ema_decay()
+                                << "; the old average's weight must lie in (0, 1)");
   }
   RequireLayerWiseRatesMeaningful(param);
   CREMA_REQUIRE(param.regularization_type() != "decoupled",
@@ -281,8 +280,8 @@ void Solver<Dtype>::RequireWatchedOutput() const {
   for (const auto& test_net : test_nets_) {
     for (int blob_id : test_net->output_blob_indices()) {
       const std::string& output = test_net->blob_names()[blob_id];
-      if (output == name && (test_net->blobs()[blob_id]->count() == 1 ||
-                             IsDetectionEvaluation(*test_net, blob_id))) {
+      if (output == name &&
+          (test_net->blobs()[blob_id]->count() == 1 || IsDetectionEvaluation(*test_net, blob_id))) {
         return;
       }
       outputs += (outputs.empty() ? "" : ", ") + output;
@@ -449,9 +448,9 @@ void Solver<Dtype>::WatchBest(const std::map<std::string, double>& named) {
   const auto found = named.find(name);
   CHECK(found != named.end()) << "RequireWatchedOutput admitted '" << name << "'";
   const double value = found->second;
-  const bool better = !has_best_ || (param_.best_mode() == SolverParameter::MAX
-                                         ? value > best_value_
-                                         : value < best_value_);
+  const bool better =
+      !has_best_ ||
+      (param_.best_mode() == SolverParameter::MAX ? value > best_value_ : value < best_value_);
   if (better) {
     has_best_ = true;
     best_value_ = value;
@@ -468,8 +467,8 @@ void Solver<Dtype>::WatchBest(const std::map<std::string, double>& named) {
   const int patience = param_.early_stop_patience();
   if (patience > 0 && tests_since_best_ >= patience) {
     LOG(INFO) << "Early stop at iteration " << iter_ << ": " << name << " has not improved for "
-              << patience << " tests; the best, " << best_value_ << " at iteration "
-              << best_iter_ << ", is " << param_.snapshot_prefix() << "_best.caffemodel";
+              << patience << " tests; the best, " << best_value_ << " at iteration " << best_iter_
+              << ", is " << param_.snapshot_prefix() << "_best.caffemodel";
     early_stopped_ = true;
   }
 }
@@ -499,7 +498,8 @@ void Solver<Dtype>::Test(int test_net_id, std::map<std::string, double>* named) 
   for (const auto& [name, value] : test_means) named->emplace(name, value);
   if (metrics_) {
     MetricsFile::Outputs outputs;
-    for (const auto& [name, value] : test_means) outputs.emplace_back(name, std::vector<double>{value});
+    for (const auto& [name, value] : test_means)
+      outputs.emplace_back(name, std::vector<double>{value});
     metrics_->Test(iter_, test_net_id, outputs);
   }
 }

@@ -51,7 +51,7 @@ void WriteRows(const std::vector<Candidate>& kept, int images, Blob<Dtype>* top)
   top->Reshape({1, 1, static_cast<int>(kept.size()), 7});
   Dtype* row = top->mutable_cpu_data();
   for (const Candidate& c : kept) {
-    const Dtype values[7] = {Dtype(c.image),        Dtype(c.label),        Dtype(c.confidence),
+    const Dtype values[7] = {Dtype(c.image),       Dtype(c.label),       Dtype(c.confidence),
                              Dtype(c.x - c.w / 2), Dtype(c.y - c.h / 2), Dtype(c.x + c.w / 2),
                              Dtype(c.y + c.h / 2)};
     std::copy(values, values + 7, row);

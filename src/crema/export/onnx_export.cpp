@@ -816,10 +816,9 @@ void ExportInterp(LayerExport& e) {
 void ExportNearestUpsample(LayerExport& e) {
   const float scale = static_cast<float>(e.param.upsample_param().scale());
   const float scales[4] = {1, 1, scale, scale};
-  onnx::NodeProto* resize =
-      e.graph.Node("Resize", e.name(),
-                   {e.bottoms[0], "", e.graph.FloatConstant(e.name() + "/scales", {4}, scales)},
-                   {e.tops[0]});
+  onnx::NodeProto* resize = e.graph.Node(
+      "Resize", e.name(),
+      {e.bottoms[0], "", e.graph.FloatConstant(e.name() + "/scales", {4}, scales)}, {e.tops[0]});
   SetString(resize, "mode", "nearest");
   SetString(resize, "coordinate_transformation_mode", "asymmetric");
   SetString(resize, "nearest_mode", "floor");

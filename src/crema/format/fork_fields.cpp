@@ -22,8 +22,8 @@ using google::protobuf::Reflection;
 // The value as the file would write it ("false", "FLOAT16", "3").
 std::string ValueText(const Message& message, const FieldDescriptor* field) {
   std::string text;
-  google::protobuf::TextFormat::PrintFieldValueToString(message, field, field->is_repeated() ? 0 : -1,
-                                                        &text);
+  google::protobuf::TextFormat::PrintFieldValueToString(message, field,
+                                                        field->is_repeated() ? 0 : -1, &text);
   return text;
 }
 

@@ -9,16 +9,16 @@ namespace crema {
 
 namespace {
 void RequireBitWidth(uint32_t bits, const char* field, const std::string& where) {
-  CREMA_REQUIRE(bits >= 1 && bits <= 32, where << ": quantization_param." << field << " is "
-                                               << bits << "; a bit width lies in [1, 32]");
+  CREMA_REQUIRE(bits >= 1 && bits <= 32, where << ": quantization_param." << field << " is " << bits
+                                               << "; a bit width lies in [1, 32]");
 }
 
 void RequireScales(const google::protobuf::RepeatedField<float>& scales, const char* field,
                    const std::string& where) {
   for (int i = 0; i < scales.size(); ++i) {
     CREMA_REQUIRE(std::isfinite(scales[i]) && scales[i] > 0,
-                  where << ": quantization_param." << field << " value " << i << " is "
-                        << scales[i] << "; a scale must be positive and finite");
+                  where << ": quantization_param." << field << " value " << i << " is " << scales[i]
+                        << "; a scale must be positive and finite");
   }
 }
 }  // namespace

@@ -236,7 +236,8 @@ const Dtype* BatchNormLayer<Dtype>::ScaleBiasBackward_cpu(const Dtype* top_diff)
   const Dtype* x_norm = x_norm_.cpu_data();
   Dtype* scale_diff = this->blobs_[3]->mutable_cpu_diff();
   Dtype* bias_diff = this->blobs_[4]->mutable_cpu_diff();
-  const bool learn_scale = this->param_propagate_down(3), learn_bias = this->param_propagate_down(4);
+  const bool learn_scale = this->param_propagate_down(3),
+             learn_bias = this->param_propagate_down(4);
   ParallelForPlanes(channels_, num_ * spatial_dim_, [&](int begin, int end) {
     for (int c = begin; c < end; ++c) {
       Dtype sum = 0, dot = 0;

@@ -58,7 +58,9 @@ __global__ void ChannelAffine(const int64_t n, const Dtype* scale, const Dtype* 
 template <typename Dtype>
 __global__ void ScaleByChannel(const int64_t n, const Dtype* in, const Dtype* scale, int channels,
                                int spatial_dim, Dtype* out) {
-  CUDA_KERNEL_LOOP(index, n) { out[index] = in[index] * scale[ChannelOf(index, channels, spatial_dim)]; }
+  CUDA_KERNEL_LOOP(index, n) {
+    out[index] = in[index] * scale[ChannelOf(index, channels, spatial_dim)];
+  }
 }
 
 }  // namespace
@@ -79,7 +81,8 @@ const Dtype* BatchNormLayer<Dtype>::ScaleBiasBackward_gpu(const Dtype* top_diff)
   const Dtype per_channel = static_cast<Dtype>(num_) * spatial_dim_;
   if (this->param_propagate_down(4)) {
     ChannelMeans_gpu(top_diff, mean_top_diff_.mutable_gpu_data());
-    gpu_axpy(channels_, per_channel, mean_top_diff_.gpu_data(), this->blobs_[4]->mutable_gpu_diff());
+    gpu_axpy(channels_, per_channel, mean_top_diff_.gpu_data(),
+             this->blobs_[4]->mutable_gpu_diff());
   }
   if (this->param_propagate_down(3)) {
     Dtype* products = scratch_.mutable_gpu_data();

@@ -22,9 +22,9 @@ void FixedNeuronLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom
     this->blobs_.emplace_back(new Blob<Dtype>(std::vector<int>{1}));
     this->blobs_[0]->mutable_cpu_data()[0] = 0;
   }
-  CREMA_LAYER_REQUIRE(this->blobs_.size() == 1 && this->blobs_[0]->count() == 1,
-                      "holds one blob, the fixed position [1]; got " << this->blobs_.size()
-                                                                    << " blobs");
+  CREMA_LAYER_REQUIRE(
+      this->blobs_.size() == 1 && this->blobs_[0]->count() == 1,
+      "holds one blob, the fixed position [1]; got " << this->blobs_.size() << " blobs");
   const Dtype position = this->blobs_[0]->cpu_data()[0];
   CREMA_LAYER_REQUIRE(std::isfinite(position) && std::fabs(position) <= 64,
                       "fixed position " << position << " is outside [-64, 64]");

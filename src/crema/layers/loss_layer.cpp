@@ -18,10 +18,10 @@ void LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   CREMA_LAYER_REQUIRE(smoothing == 0 || ReadsLabelSmoothing(),
                       "loss_param.label_smoothing is read by SoftmaxWithLoss only; this layer "
                       "would ignore it");
-  CREMA_LAYER_REQUIRE(!this->layer_param_.loss_param().weight_by_label_freqs() ||
-                          ReadsClassWeights(),
-                      "loss_param.weight_by_label_freqs (SegNet's class weights) is read by "
-                      "SoftmaxWithLoss only; this layer would ignore it");
+  CREMA_LAYER_REQUIRE(
+      !this->layer_param_.loss_param().weight_by_label_freqs() || ReadsClassWeights(),
+      "loss_param.weight_by_label_freqs (SegNet's class weights) is read by "
+      "SoftmaxWithLoss only; this layer would ignore it");
 }
 
 template <typename Dtype>

@@ -7,8 +7,8 @@ namespace crema {
 template <typename Dtype>
 bool NearestUpsampleLayer<Dtype>::IsYoloForm(const LayerParameter& param) {
   const UpsampleParameter& p = param.upsample_param();
-  return param.bottom_size() == 1 && !p.has_scale_h() && !p.has_scale_w() &&
-         !p.has_pad_out_h() && !p.has_pad_out_w() && !p.has_upsample_h() && !p.has_upsample_w();
+  return param.bottom_size() == 1 && !p.has_scale_h() && !p.has_scale_w() && !p.has_pad_out_h() &&
+         !p.has_pad_out_w() && !p.has_upsample_h() && !p.has_upsample_w();
 }
 
 template <typename Dtype>
@@ -29,8 +29,13 @@ void NearestUpsampleLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
   planes_ = bottom[0]->shape(0) * bottom[0]->shape(1);
   height_ = bottom[0]->shape(2);
   width_ = bottom[0]->shape(3);
+  // Each axis too: an empty batch has no values but may have long axes.
+  const int64_t out_height = static_cast<int64_t>(height_) * scale_;
+  const int64_t out_width = static_cast<int64_t>(width_) * scale_;
   const int64_t out = static_cast<int64_t>(bottom[0]->count()) * scale_ * scale_;
-  CREMA_LAYER_REQUIRE(out <= INT_MAX, "an output of " << out << " values exceeds " << INT_MAX);
+  CREMA_LAYER_REQUIRE(out <= INT_MAX && out_height <= INT_MAX && out_width <= INT_MAX,
+                      "an output of " << out_height << " x " << out_width << " planes (" << out
+                                      << " values) exceeds " << INT_MAX);
   top[0]->Reshape({bottom[0]->shape(0), bottom[0]->shape(1), height_ * scale_, width_ * scale_});
 }
 
@@ -62,10 +67,9 @@ void NearestUpsampleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
       for (int w = 0; w < width_; ++w) {
         Dtype sum = 0;
         for (int i = 0; i < scale_; ++i) {
-          const Dtype* block = top_diff +
-                               (static_cast<size_t>(p) * height_ * scale_ + h * scale_ + i) *
-                                   out_width +
-                               w * scale_;
+          const Dtype* block =
+              top_diff + (static_cast<size_t>(p) * height_ * scale_ + h * scale_ + i) * out_width +
+              w * scale_;
           for (int j = 0; j < scale_; ++j) sum += block[j];
         }
         bottom_diff[(static_cast<size_t>(p) * height_ + h) * width_ + w] = sum;

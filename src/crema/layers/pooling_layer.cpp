@@ -202,10 +202,8 @@ void PoolingLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   }
   const PoolingParameter& param = this->layer_param_.pooling_param();
   const bool any_padding = g.pad_h > 0 || g.pad_w > 0;
-  g.pooled_height =
-      PooledSize(g.height, g.kernel_h, g.stride_h, g.pad_h, any_padding, round_mode_);
-  g.pooled_width =
-      PooledSize(g.width, g.kernel_w, g.stride_w, g.pad_w, any_padding, round_mode_);
+  g.pooled_height = PooledSize(g.height, g.kernel_h, g.stride_h, g.pad_h, any_padding, round_mode_);
+  g.pooled_width = PooledSize(g.width, g.kernel_w, g.stride_w, g.pad_w, any_padding, round_mode_);
   CREMA_LAYER_REQUIRE(g.pooled_height > 0 && g.pooled_width > 0,
                       "kernel " << g.kernel_h << "x" << g.kernel_w
                                 << " does not fit the padded input of bottom shape "

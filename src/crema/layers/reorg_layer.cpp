@@ -1,5 +1,7 @@
 #include "crema/layers/reorg_layer.hpp"
 
+#include <climits>
+
 namespace crema {
 
 namespace {
@@ -56,13 +58,18 @@ void ReorgLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& bottom,
   height_ = bottom[0]->shape(2);
   width_ = bottom[0]->shape(3);
   const int area = stride_ * stride_;
-  CREMA_LAYER_REQUIRE(channels_ % area == 0,
-                      "its map needs channels divisible by stride^2 = " << area << ", got "
-                                                                        << channels_);
+  CREMA_LAYER_REQUIRE(channels_ % area == 0, "its map needs channels divisible by stride^2 = "
+                                                 << area << ", got " << channels_);
   if (reverse_) {
+    CREMA_LAYER_REQUIRE(static_cast<int64_t>(height_) * stride_ <= INT_MAX &&
+                            static_cast<int64_t>(width_) * stride_ <= INT_MAX,
+                        "a top of " << height_ << " x " << width_ << " times " << stride_
+                                    << " exceeds " << INT_MAX);
     top[0]->Reshape({num_, channels_ / area, height_ * stride_, width_ * stride_});
     return;
   }
+  CREMA_LAYER_REQUIRE(static_cast<int64_t>(channels_) * area <= INT_MAX,
+                      channels_ << " channels times " << area << " exceeds " << INT_MAX);
   CREMA_LAYER_REQUIRE(height_ % stride_ == 0 && width_ % stride_ == 0,
                       "height and width must be divisible by the stride "
                           << stride_ << ", got " << height_ << " x " << width_);

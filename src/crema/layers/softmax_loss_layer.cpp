@@ -23,9 +23,9 @@ void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
   ignore_label_ = loss_param.ignore_label();
   normalization_ = this->NormalizationOf(loss_param, LossParameter::VALID);
   const float smoothing = loss_param.label_smoothing();
-  CREMA_LAYER_REQUIRE(std::isfinite(smoothing) && smoothing >= 0 && smoothing < 1,
-                      "loss_param.label_smoothing is " << smoothing
-                                                       << "; it must lie in [0, 1) (0: none)");
+  CREMA_LAYER_REQUIRE(
+      std::isfinite(smoothing) && smoothing >= 0 && smoothing < 1,
+      "loss_param.label_smoothing is " << smoothing << "; it must lie in [0, 1) (0: none)");
   smoothing_ = smoothing;
   ReadClassWeights(loss_param);
 }
@@ -42,12 +42,14 @@ void SoftmaxWithLossLayer<Dtype>::ReadClassWeights(const LossParameter& param) {
   }
   CREMA_LAYER_REQUIRE(param.class_weighting_size() > 0,
                       "weight_by_label_freqs needs class_weighting, one weight per class");
-  CREMA_LAYER_REQUIRE(smoothing_ == 0, "label_smoothing with SegNet's class weights is not "
-                                       "defined; give one of them");
+  CREMA_LAYER_REQUIRE(smoothing_ == 0,
+                      "label_smoothing with SegNet's class weights is not "
+                      "defined; give one of them");
   for (float weight : param.class_weighting()) {
-    CREMA_LAYER_REQUIRE(std::isfinite(weight) && weight >= 0,
-                        "class_weighting holds " << weight << "; weights must be finite and "
-                                                             "not negative");
+    CREMA_LAYER_REQUIRE(std::isfinite(weight) && weight >= 0, "class_weighting holds "
+                                                                  << weight
+                                                                  << "; weights must be finite and "
+                                                                     "not negative");
     class_weights_.push_back(static_cast<Dtype>(weight));
   }
 }

@@ -15,35 +15,25 @@
 
 #include <vector>
 
-#include "crema/detection/yolo_detections.hpp"
-#include "crema/layer.hpp"
+#include "crema/layers/yolo_detection_base_layer.hpp"
 
 namespace crema {
 
 template <typename Dtype>
-class YoloDetectionOutputLayer : public Layer<Dtype> {
+class YoloDetectionOutputLayer : public YoloDetectionBaseLayer<Dtype> {
  public:
-  explicit YoloDetectionOutputLayer(const LayerParameter& param) : Layer<Dtype>(param) {}
+  explicit YoloDetectionOutputLayer(const LayerParameter& param)
+      : YoloDetectionBaseLayer<Dtype>(param) {}
   void LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                   const std::vector<Blob<Dtype>*>& top) override;
-  void Reshape(const std::vector<Blob<Dtype>*>& bottom,
-               const std::vector<Blob<Dtype>*>& top) override;
   const char* type() const override { return "YoloDetectionOutput"; }
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
-  int ExactNumTopBlobs() const override { return 1; }
 
  protected:
-  void Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
-                   const std::vector<Blob<Dtype>*>& top) override;
-  void Backward_cpu(const std::vector<Blob<Dtype>*>& top, const std::vector<bool>& propagate_down,
-                    const std::vector<Blob<Dtype>*>& bottom) override;
-
- private:
-  void Decode(const Blob<Dtype>& head, int n, std::vector<yolo::Candidate>* out) const;
-
-  int num_classes_ = 0, num_box_ = 0;
-  float confidence_threshold_ = 0, nms_threshold_ = 0;
+  // Every head is decoded alike, with the same anchors.
+  void DecodeHead(const Blob<Dtype>& head, int head_index, int n,
+                  std::vector<yolo::Candidate>* out) const override;
 };
 
 }  // namespace crema
