@@ -453,12 +453,13 @@ float HalfToFloat(uint16_t half) {
   return value;
 }
 
-template <typename Stored, typename Dtype>
-void CopyStored(const std::string& bytes, int count, Dtype* out) {
+// The count values of type Stored in bytes, each through convert.
+template <typename Stored, typename Dtype, typename Convert>
+void CopyStored(const std::string& bytes, int count, Convert convert, Dtype* out) {
   for (int i = 0; i < count; ++i) {
     Stored value;
     std::memcpy(&value, bytes.data() + static_cast<size_t>(i) * sizeof(Stored), sizeof(Stored));
-    out[i] = static_cast<Dtype>(value);
+    out[i] = static_cast<Dtype>(convert(value));
   }
 }
 
@@ -476,16 +477,13 @@ void ReadRawValues(bool typed, Type type, const std::string& bytes, int count, c
   CREMA_REQUIRE(bytes.size() == size * static_cast<size_t>(count),
                 "blob " << field << " holds " << bytes.size() << " bytes, its shape needs " << count
                         << " " << Type_Name(type) << " values (" << size * count << " bytes)");
+  const auto as_is = [](auto value) { return value; };
   if (type == DOUBLE) {
-    CopyStored<double>(bytes, count, out);
+    CopyStored<double>(bytes, count, as_is, out);
   } else if (type == FLOAT) {
-    CopyStored<float>(bytes, count, out);
+    CopyStored<float>(bytes, count, as_is, out);
   } else {
-    for (int i = 0; i < count; ++i) {
-      uint16_t half;
-      std::memcpy(&half, bytes.data() + static_cast<size_t>(i) * 2, 2);
-      out[i] = static_cast<Dtype>(HalfToFloat(half));
-    }
+    CopyStored<uint16_t>(bytes, count, HalfToFloat, out);
   }
 }
 }  // namespace

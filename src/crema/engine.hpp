@@ -6,7 +6,9 @@
 // its reference (CPU or CUDA) body, so a prototxt stays portable, and says so
 // in the log.
 //
-// The engine field:
+// The engine field, as the net's engine_mode AS_WRITTEN takes it (under the
+// default FASTEST, format/engine_hints.hpp first reads CAFFE, CUDNN and
+// Intel's values as DEFAULT):
 //   DEFAULT  CPU mode: what src/crema/dnnl/default_policy.hpp says, type by
 //            type and shape by shape (the reference body where oneDNN is not
 //            built); GPU mode: the cuDNN twin where the build has one.

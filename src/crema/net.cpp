@@ -14,6 +14,15 @@
 
 namespace crema {
 
+namespace {
+// compute_precision shares NVCaffe's Type enum; Crema computes in two of it.
+void RequireComputablePrecision(Type precision, const std::string& where) {
+  CREMA_REQUIRE(precision == FLOAT || precision == BF16,
+                where << ": compute_precision " << Type_Name(precision)
+                      << " is not one Crema computes in (FLOAT, BF16)");
+}
+}  // namespace
+
 template <typename Dtype>
 Net<Dtype>::Net(const NetParameter& param, const NetOptions<Dtype>& options) {
   Init(param, options);
@@ -77,9 +86,7 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
                     << (phase_ == TRAIN ? "TRAIN" : "TEST")
                     << " phase (each is left out by its include/exclude rules)");
   CheckForkFields(upgraded, net, {"layer", "layers"});
-  CREMA_REQUIRE(upgraded.compute_precision() == FLOAT || upgraded.compute_precision() == BF16,
-                net << ": compute_precision " << Type_Name(upgraded.compute_precision())
-                    << " is not one Crema computes in (FLOAT, BF16)");
+  RequireComputablePrecision(upgraded.compute_precision(), net);
   for (const LayerParameter& layer : filtered.layer()) CheckLayerSettings(layer);
   NetParameter param;
   InsertSplits(filtered, &param);
@@ -107,6 +114,7 @@ NetParameter Net<Dtype>::Prepare(const NetParameter& in_param) {
   return param;
 }
 
+
 // What a layer's own settings say before it is built: the forks' fields it
 // sets (format/fork_fields.hpp) and a compute_precision Crema computes in.
 template <typename Dtype>
@@ -114,10 +122,7 @@ void Net<Dtype>::CheckLayerSettings(const LayerParameter& layer) {
   const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
   CheckForkFields(layer, where);
   CheckIntelQuantization(layer);
-  CREMA_REQUIRE(!layer.has_compute_precision() || layer.compute_precision() == FLOAT ||
-                    layer.compute_precision() == BF16,
-                where << ": compute_precision " << Type_Name(layer.compute_precision())
-                      << " is not one Crema computes in (FLOAT, BF16)");
+  if (layer.has_compute_precision()) RequireComputablePrecision(layer.compute_precision(), where);
 }
 
 template <typename Dtype>

@@ -5,6 +5,7 @@
 #ifndef CREMA_DETECTION_YOLO_DETECTIONS_HPP_
 #define CREMA_DETECTION_YOLO_DETECTIONS_HPP_
 
+#include <cmath>
 #include <vector>
 
 #include "crema/blob.hpp"
