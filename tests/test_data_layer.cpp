@@ -98,6 +98,33 @@ TEST_F(DataLayerTest, DestroyingMidPrefetchLeavesNoThread) {
   }
 }
 
+// Counts read from the file are bounded before memory is taken: a prefetch
+// depth above the limit is refused by name, and a batch size whose blob
+// cannot exist is refused by the blob's limit with records made only as the
+// reader reaches them (not batch_size x prefetch of them up front).
+TEST_F(DataLayerTest, PrefetchAboveTheLimitIsAUserError) {
+  LayerParameter param = DataParam(MakeDB(4), 2, "deep");
+  param.mutable_data_param()->set_prefetch(kMaxPrefetchBatches + 1);
+  try {
+    DataLayer<float> layer(param);
+    FAIL() << "a prefetch depth above the limit must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'deep'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("prefetch"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DataLayerTest, BatchTooLargeForABlobIsAUserErrorAndStopsTheReader) {
+  LayerParameter param = DataParam(MakeDB(4), 1 << 30, "huge");
+  {
+    DataLayer<float> layer(param);
+    Blob<float> data, label;
+    std::vector<Blob<float>*> bottom, top{&data, &label};
+    EXPECT_THROW(layer.SetUp(bottom, top), Error);
+  }
+  EXPECT_EQ(DataReader::live_bodies(), 0u);
+}
+
 TEST_F(DataLayerTest, RecordOfAnotherShapeIsAUserError) {
   const std::string source = dir_ + "/mixed";
   {

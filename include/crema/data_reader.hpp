@@ -76,10 +76,16 @@ class DataReader {
 
  private:
   struct QueuePair {
-    QueuePair(int rank, int size, const std::string& name);
+    QueuePair(int rank, uint64_t capacity, const std::string& name);
     ~QueuePair();
+    // The body's next record to fill: a returned one, else a new one while
+    // fewer than `capacity` exist, else the next one the consumer returns.
+    // Records are made as reading needs them, so a batch size read from a
+    // file costs nothing until records arrive. (Body thread only.)
+    DataRecord* TakeFree();
     const int rank;
-    const size_t capacity;  // records in circulation
+    const uint64_t capacity;  // records in circulation, at most
+    uint64_t allocated = 0;   // records made so far (body thread only)
     std::atomic<uint64_t> records{0};
     BlockingQueue<DataRecord*> free;
     BlockingQueue<DataRecord*> full;

@@ -108,7 +108,7 @@ class DataReader::Body : public InternalThread {
 
  private:
   void ReadOne(QueuePair* pair) {
-    DataRecord* record = pair->free.pop();
+    DataRecord* record = pair->TakeFree();
     priority_.SetAhead(2 * pair->full.size() >= pair->capacity);
     record->key = cursor_->key();
     if (param_.type() == "AnnotatedData") {
@@ -178,12 +178,20 @@ std::multimap<std::string, std::weak_ptr<Body>>& Bodies() {
 }
 }  // namespace
 
-DataReader::QueuePair::QueuePair(int rank_, int size, const std::string& name)
+DataReader::QueuePair::QueuePair(int rank_, uint64_t capacity_, const std::string& name)
     : rank(rank_),
-      capacity(static_cast<size_t>(size)),
+      capacity(capacity_),
       free(name + " (free records)", false),
-      full(name + " (records read)") {
-  for (int i = 0; i < size; ++i) free.push(new DataRecord());
+      full(name + " (records read)") {}
+
+DataRecord* DataReader::QueuePair::TakeFree() {
+  DataRecord* record = nullptr;
+  if (free.try_pop(&record)) return record;
+  if (allocated < capacity) {
+    ++allocated;
+    return new DataRecord();
+  }
+  return free.pop();
 }
 
 DataReader::QueuePair::~QueuePair() {
@@ -212,8 +220,8 @@ DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* st
                 "layer '" << param.name() << "' (" << param.type() << "): solver rank " << rank
                           << " is outside [0, solver count " << solver_count << ")");
   const int first_local = rank / local_count * local_count;
-  queue_pair_.reset(
-      new QueuePair(rank, batch * std::max(prefetch, 1), "layer '" + param.name() + "'"));
+  const uint64_t capacity = static_cast<uint64_t>(batch) * static_cast<uint64_t>(std::max(prefetch, 1));
+  queue_pair_.reset(new QueuePair(rank, capacity, "layer '" + param.name() + "'"));
   boost::mutex::scoped_lock lock(BodiesMutex());
   key_ = Key(param);
   auto& bodies = Bodies<Body>();

@@ -5,6 +5,7 @@
 #ifndef CREMA_LAYERS_BASE_DATA_LAYER_HPP_
 #define CREMA_LAYERS_BASE_DATA_LAYER_HPP_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,10 @@
 #include "crema/util/producer_priority.hpp"
 
 namespace crema {
+
+// data_param.prefetch above this is refused: each prefetched batch holds a
+// whole batch's blobs, so the count read from a file is bounded first.
+constexpr uint32_t kMaxPrefetchBatches = 256;
 
 template <typename Dtype>
 class BaseDataLayer : public Layer<Dtype> {

@@ -24,7 +24,12 @@ BasePrefetchingDataLayer<Dtype>::BasePrefetchingDataLayer(const LayerParameter& 
     : BaseDataLayer<Dtype>(param),
       prefetch_free_("layer '" + param.name() + "' (free batches)", false),
       prefetch_full_("layer '" + param.name() + "' (prefetched batches)") {
-  const int depth = std::max<int>(1, static_cast<int>(param.data_param().prefetch()));
+  const uint32_t prefetch = param.data_param().prefetch();
+  CREMA_REQUIRE(prefetch <= kMaxPrefetchBatches,
+                "layer '" << param.name() << "' (" << param.type() << "): data_param.prefetch "
+                          << prefetch << " is above the limit of " << kMaxPrefetchBatches
+                          << " batches");
+  const int depth = std::max<int>(1, static_cast<int>(prefetch));
   for (int i = 0; i < depth; ++i) {
     prefetch_.emplace_back(new Batch<Dtype>());
     prefetch_free_.push(prefetch_.back().get());
