@@ -45,12 +45,13 @@ TEST(ForkFieldsTest, RefusedFieldsNameLayerFieldValueAndFork) {
                      "dense_crf_param { } }")
                 .find("dense_crf_param is from PSPNet, DeepLab v2"),
             std::string::npos);
-  // A REFUSED enum value: R-FCN's PRE_FIXED normalization (its OHEM losses
-  // are not implemented).
-  EXPECT_NE(NetError("layer { name: 'l' type: 'SoftmaxWithLoss' bottom: 'x' bottom: 'x' top: 'l' "
-                     "loss_param { normalization: PRE_FIXED } }")
-                .find("loss_param.normalization: PRE_FIXED is from R-FCN"),
-            std::string::npos);
+  // A REFUSED enum value: MobileNet-YOLO's boxes-and-segmentation records.
+  const std::string anno = NetError(
+      "layer { name: 'd' type: 'AnnotatedData' top: 'd' data_param { source: 'x' batch_size: 1 } "
+      "annotated_data_param { anno_type: BBOXandSeg } }");
+  EXPECT_NE(anno.find("annotated_data_param.anno_type: BBOXandSeg is from MobileNet-YOLO"),
+            std::string::npos)
+      << anno;
 }
 
 TEST(ForkFieldsTest, IgnoredFieldsAreAccepted) {

@@ -1,6 +1,7 @@
 // SmoothL1Loss: the loss by hand on both sides of the knee (sigma 1 and
 // sigma 2), with SSD's one weights blob and py-faster-rcnn's inside and
-// outside weights; gradients to prediction and target; bad settings named.
+// outside weights; R-FCN's normalizations (PRE_FIXED among them) and its
+// per-item loss top; gradients to prediction and target; bad settings named.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -65,15 +66,15 @@ TYPED_TEST(SmoothL1LossLayerTest, SigmaMovesTheKnee) {
 // SSD's weights multiply x: x = 0.5, -2, 0.5, 0, 2.5, -0.25:
 // 0.125 + 1.5 + 0.125 + 0 + 2 + 0.03125 = 3.78125.
 TYPED_TEST(SmoothL1LossLayerTest, OneWeightsBlobScalesTheDifference) {
-  EXPECT_NEAR(this->LossOf(LayerParameter(), {&this->a_, &this->b_, &this->inside_}),
-              3.78125 / 2, 1e-6);
+  EXPECT_NEAR(this->LossOf(LayerParameter(), {&this->a_, &this->b_, &this->inside_}), 3.78125 / 2,
+              1e-6);
 }
 
 // Outside weights scale each term: 0.125 + 0.75 + 0.125 + 0 + 2 + 0.09375.
 TYPED_TEST(SmoothL1LossLayerTest, InsideAndOutsideWeights) {
-  EXPECT_NEAR(this->LossOf(LayerParameter(),
-                           {&this->a_, &this->b_, &this->inside_, &this->outside_}),
-              3.09375 / 2, 1e-6);
+  EXPECT_NEAR(
+      this->LossOf(LayerParameter(), {&this->a_, &this->b_, &this->inside_, &this->outside_}),
+      3.09375 / 2, 1e-6);
 }
 
 TYPED_TEST(SmoothL1LossLayerTest, GradientToPredictionAndTarget) {
@@ -113,11 +114,88 @@ TYPED_TEST(SmoothL1LossLayerTest, BadSettingsNameTheLayer) {
                           "bottom 2 has shape 2 2");
 }
 
+// R-FCN's loss_param.normalization, where the file names one: the summed
+// 3.90625 over pre_fixed_normalizer, over the items times the positions
+// (FULL, VALID: 2 x 1 here), over 1 (NONE).
+TYPED_TEST(SmoothL1LossLayerTest, RfcnNormalizations) {
+  LayerParameter param;
+  param.mutable_loss_param()->set_normalization(LossParameter::PRE_FIXED);
+  param.mutable_loss_param()->set_pre_fixed_normalizer(128);
+  EXPECT_NEAR(this->LossOf(param, {&this->a_, &this->b_}), 3.90625 / 128, 1e-7);
+  param.mutable_loss_param()->set_normalization(LossParameter::NONE);
+  EXPECT_NEAR(this->LossOf(param, {&this->a_, &this->b_}), 3.90625, 1e-6);
+  param.mutable_loss_param()->set_normalization(LossParameter::VALID);
+  EXPECT_NEAR(this->LossOf(param, {&this->a_, &this->b_}), 3.90625 / 2, 1e-6);
+  // Below 1, the fork divides by 1.
+  param.mutable_loss_param()->set_normalization(LossParameter::PRE_FIXED);
+  param.mutable_loss_param()->set_pre_fixed_normalizer(0.5);
+  EXPECT_NEAR(this->LossOf(param, {&this->a_, &this->b_}), 3.90625, 1e-6);
+}
+
+// On [2, 3, 2] blobs VALID divides by the items times the positions (4),
+// BATCH_SIZE by the items (2); the second top sums each item's position
+// over axis 1, unnormalized.
+TYPED_TEST(SmoothL1LossLayerTest, PerItemLossesAndSpatialNormalizer) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> a(std::vector<int>{2, 3, 2}), b(std::vector<int>{2, 3, 2});
+  // x per (item, channel, position): item 0 {0.5, 2 | -2, 0 | 0, 0.25},
+  // item 1 {1, 1 | 3, -0.5 | 0, 0}.
+  SetValues(&a, {0.5, 2, -2, 0, 0, 0.25, 1, 1, 3, -0.5, 0, 0});
+  SetValues(&b, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  Blob<Dtype> items;
+  std::vector<Blob<Dtype>*> top{&this->loss_, &items};
+  LayerParameter param;
+  param.set_type("SmoothL1LossOHEM");
+  param.mutable_loss_param()->set_normalization(LossParameter::VALID);
+  auto layer = LayerRegistry<Dtype>::CreateLayer(param);
+  layer->SetUp({&a, &b}, top);
+  const Dtype loss = layer->Forward({&a, &b}, top);
+  // f: item 0: position 0: 0.125 + 1.5 + 0, position 1: 1.5 + 0 + 0.03125;
+  // item 1: position 0: 0.5 + 2.5 + 0, position 1: 0.5 + 0.125 + 0.
+  EXPECT_NEAR(loss, (1.625 + 1.53125 + 3 + 0.625) / 4, 1e-6);
+  EXPECT_EQ(items.shape(), (std::vector<int>{2, 1, 2}));
+  const std::vector<double> expected{1.625, 1.53125, 3, 0.625};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(items.cpu_data()[i], expected[i], 1e-6) << i;
+}
+
+TYPED_TEST(SmoothL1LossLayerTest, GradientWithPreFixedNormalizer) {
+  using Dtype = typename TypeParam::Dtype;
+  this->Randomize({&this->a_, &this->b_}, 1.5);
+  LayerParameter param;
+  param.mutable_loss_param()->set_normalization(LossParameter::PRE_FIXED);
+  param.mutable_loss_param()->set_pre_fixed_normalizer(3);
+  SmoothL1LossLayer<Dtype> layer(param);
+  GradientChecker<Dtype> checker(1e-3, 1e-3);
+  const std::vector<Blob<Dtype>*> bottom{&this->a_, &this->b_, &this->inside_};
+  checker.CheckGradient(&layer, bottom, this->top_vec_, 0);
+  checker.CheckGradient(&layer, bottom, this->top_vec_, 1);
+}
+
+TYPED_TEST(SmoothL1LossLayerTest, RfcnSettingsOutOfRangeNameTheField) {
+  using Dtype = typename TypeParam::Dtype;
+  LayerParameter param;
+  param.set_name("loss_bbox");
+  param.mutable_loss_param()->set_normalization(LossParameter::PRE_FIXED);
+  param.mutable_loss_param()->set_pre_fixed_normalizer(0);
+  SmoothL1LossLayer<Dtype> zero(param);
+  ExpectSetUpError<Dtype>(&zero, {&this->a_, &this->b_}, this->top_vec_,
+                          "pre_fixed_normalizer is 0");
+  param.clear_loss_param();
+  param.add_loss_weight(1);
+  param.add_loss_weight(1);
+  Blob<Dtype> items;
+  SmoothL1LossLayer<Dtype> weighted_items(param);
+  ExpectSetUpError<Dtype>(&weighted_items, {&this->a_, &this->b_}, {&this->loss_, &items},
+                          "its loss_weight must be 0");
+}
+
 TYPED_TEST(SmoothL1LossLayerTest, RegisteredByTypeString) {
   using Dtype = typename TypeParam::Dtype;
   LayerParameter param;
   param.set_type("SmoothL1Loss");
   EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "SmoothL1Loss");
+  param.set_type("SmoothL1LossOHEM");
+  EXPECT_STREQ(LayerRegistry<Dtype>::CreateLayer(param)->type(), "SmoothL1LossOHEM");
 }
 
 }  // namespace

@@ -156,6 +156,43 @@ TYPED_TEST(SoftmaxWithLossLayerTest, SecondTopHoldsProbabilitiesAndWeighsNothing
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(prob.cpu_data()[i], expected[i], 1e-6) << i;
 }
 
+// R-FCN's third top: each position's -log p before normalizing, 0 where the
+// label is ignored, in the label's shape (SoftmaxWithLossOHEM, py-R-FCN's
+// name, is the same layer).
+TYPED_TEST(SoftmaxWithLossLayerTest, ThirdTopHoldsEachPositionsLoss) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> prob, each;
+  std::vector<Blob<Dtype>*> tops{&this->loss_, &prob, &each};
+  LayerParameter param;
+  param.set_type("SoftmaxWithLossOHEM");
+  auto layer = LayerRegistry<Dtype>::CreateLayer(param);
+  EXPECT_STREQ(layer->type(), "SoftmaxWithLossOHEM");
+  layer->SetUp(this->bottom_vec_, tops);
+  EXPECT_EQ(layer->loss(2), Dtype(0));
+  layer->Forward(this->bottom_vec_, tops);
+  ASSERT_EQ(each.shape(), this->labels_.shape());
+  EXPECT_NEAR(each.cpu_data()[0], this->item0_, 1e-6);
+  EXPECT_NEAR(each.cpu_data()[1], this->item1_, 1e-6);
+  param.mutable_loss_param()->set_ignore_label(0);
+  auto ignoring = LayerRegistry<Dtype>::CreateLayer(param);
+  ignoring->SetUp(this->bottom_vec_, tops);
+  const Dtype loss = ignoring->Forward(this->bottom_vec_, tops);
+  EXPECT_NEAR(loss, this->item0_, 1e-6);
+  EXPECT_NEAR(each.cpu_data()[0], this->item0_, 1e-6);
+  EXPECT_EQ(each.cpu_data()[1], Dtype(0));
+}
+
+TYPED_TEST(SoftmaxWithLossLayerTest, ThirdTopRefusesALossWeight) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> prob, each;
+  LayerParameter param;
+  param.set_name("per_roi_loss_cls");
+  for (int i = 0; i < 3; ++i) param.add_loss_weight(i == 2 ? 1 : 0);
+  SoftmaxWithLossLayer<Dtype> layer(param);
+  ExpectSetUpError<Dtype>(&layer, this->bottom_vec_, {&this->loss_, &prob, &each},
+                          "its loss_weight must be 0");
+}
+
 TYPED_TEST(SoftmaxWithLossLayerTest, LossWeightScalesLossAndGradient) {
   using Dtype = typename TypeParam::Dtype;
   LayerParameter param;

@@ -12,8 +12,8 @@
 #ifndef CREMA_DATA_READER_HPP_
 #define CREMA_DATA_READER_HPP_
 
-#include <boost/thread/mutex.hpp>
 #include <atomic>
+#include <boost/thread/mutex.hpp>
 #include <map>
 #include <memory>
 #include <string>

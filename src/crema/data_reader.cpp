@@ -220,7 +220,8 @@ DataReader::DataReader(const LayerParameter& param, const DataReaderPosition* st
                 "layer '" << param.name() << "' (" << param.type() << "): solver rank " << rank
                           << " is outside [0, solver count " << solver_count << ")");
   const int first_local = rank / local_count * local_count;
-  const uint64_t capacity = static_cast<uint64_t>(batch) * static_cast<uint64_t>(std::max(prefetch, 1));
+  const uint64_t capacity =
+      static_cast<uint64_t>(batch) * static_cast<uint64_t>(std::max(prefetch, 1));
   queue_pair_.reset(new QueuePair(rank, capacity, "layer '" + param.name() + "'"));
   boost::mutex::scoped_lock lock(BodiesMutex());
   key_ = Key(param);

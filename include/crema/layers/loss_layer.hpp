@@ -56,10 +56,11 @@ class LossLayer : public Layer<Dtype> {
   static LossParameter::NormalizationMode NormalizationOf(
       const LossParameter& param, LossParameter::NormalizationMode unset_default);
   // What the summed loss is divided by: FULL outer*inner, VALID the number of
-  // non-ignored positions (valid_count), BATCH_SIZE outer, NONE 1; never
-  // below 1, so an all-ignored batch gives 0 rather than NaN.
-  static Dtype Normalizer(LossParameter::NormalizationMode mode, int outer_num, int inner_num,
-                          int valid_count);
+  // non-ignored positions (valid_count), BATCH_SIZE outer, NONE 1, R-FCN's
+  // PRE_FIXED loss_param.pre_fixed_normalizer; never below 1, so an
+  // all-ignored batch gives 0 rather than NaN.
+  Dtype Normalizer(LossParameter::NormalizationMode mode, int outer_num, int inner_num,
+                   int valid_count) const;
 
   // A target read as a class index; a value that is not a whole number in
   // [0, num_classes) is a user error naming the value and its position.

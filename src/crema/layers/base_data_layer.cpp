@@ -13,8 +13,8 @@ void BaseDataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   try {
     data_transformer_.reset(new DataTransformer<Dtype>(transform_param_, this->phase_));
   } catch (const Error& e) {
-    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (" << this->type() << "): "
-                         << e.what());
+    CREMA_FAIL("layer '" << this->layer_param_.name() << "' (" << this->type()
+                         << "): " << e.what());
   }
   DataLayerSetUp(bottom, top);
 }
@@ -25,10 +25,10 @@ BasePrefetchingDataLayer<Dtype>::BasePrefetchingDataLayer(const LayerParameter& 
       prefetch_free_("layer '" + param.name() + "' (free batches)", false),
       prefetch_full_("layer '" + param.name() + "' (prefetched batches)") {
   const uint32_t prefetch = param.data_param().prefetch();
-  CREMA_REQUIRE(prefetch <= kMaxPrefetchBatches,
-                "layer '" << param.name() << "' (" << param.type() << "): data_param.prefetch "
-                          << prefetch << " is above the limit of " << kMaxPrefetchBatches
-                          << " batches");
+  CREMA_REQUIRE(prefetch <= kMaxPrefetchBatches, "layer '" << param.name() << "' (" << param.type()
+                                                           << "): data_param.prefetch " << prefetch
+                                                           << " is above the limit of "
+                                                           << kMaxPrefetchBatches << " batches");
   const int depth = std::max<int>(1, static_cast<int>(prefetch));
   for (int i = 0; i < depth; ++i) {
     prefetch_.emplace_back(new Batch<Dtype>());

@@ -22,6 +22,14 @@ void LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
       !this->layer_param_.loss_param().weight_by_label_freqs() || ReadsClassWeights(),
       "loss_param.weight_by_label_freqs (SegNet's class weights) is read by "
       "SoftmaxWithLoss only; this layer would ignore it");
+  const LossParameter& loss_param = this->layer_param_.loss_param();
+  const float pre_fixed = loss_param.pre_fixed_normalizer();
+  CREMA_LAYER_REQUIRE(
+      !(loss_param.has_normalization() && loss_param.normalization() == LossParameter::PRE_FIXED) ||
+          (std::isfinite(pre_fixed) && pre_fixed > 0),
+      "loss_param.pre_fixed_normalizer is " << pre_fixed
+                                            << "; normalization PRE_FIXED divides by it, so it "
+                                               "must be a positive number");
 }
 
 template <typename Dtype>
@@ -50,7 +58,7 @@ LossParameter::NormalizationMode LossLayer<Dtype>::NormalizationOf(
 
 template <typename Dtype>
 Dtype LossLayer<Dtype>::Normalizer(LossParameter::NormalizationMode mode, int outer_num,
-                                   int inner_num, int valid_count) {
+                                   int inner_num, int valid_count) const {
   double normalizer = 1;
   switch (mode) {
     case LossParameter::FULL:
@@ -64,6 +72,9 @@ Dtype LossLayer<Dtype>::Normalizer(LossParameter::NormalizationMode mode, int ou
       break;
     case LossParameter::NONE:
       normalizer = 1;
+      break;
+    case LossParameter::PRE_FIXED:
+      normalizer = this->layer_param_.loss_param().pre_fixed_normalizer();
       break;
   }
   return static_cast<Dtype>(std::max(1.0, normalizer));

@@ -28,6 +28,10 @@ void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
       "loss_param.label_smoothing is " << smoothing << "; it must lie in [0, 1) (0: none)");
   smoothing_ = smoothing;
   ReadClassWeights(loss_param);
+  CREMA_LAYER_REQUIRE(top.size() < 3 || this->layer_param_.loss_weight(2) == 0,
+                      "top 2 holds each position's loss, an output with no gradient; its "
+                      "loss_weight must be 0, not "
+                          << this->layer_param_.loss_weight(2));
 }
 
 // SegNet: the weights apply only with weight_by_label_freqs, as in its code.
@@ -74,6 +78,7 @@ void SoftmaxWithLossLayer<Dtype>::Reshape(const std::vector<Blob<Dtype>*>& botto
                           << ", the label (bottom 1, shape " << bottom[1]->shape_string()
                           << ") has " << bottom[1]->count() << " values");
   if (top.size() >= 2) top[1]->ReshapeLike(*bottom[0]);
+  if (top.size() >= 3) top[2]->ReshapeLike(*bottom[1]);
   const std::vector<int> positions{outer_num_ * inner_num_};
   position_loss_.Reshape(positions);
   position_valid_.Reshape(positions);
@@ -99,28 +104,31 @@ void SoftmaxWithLossLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& b
   const Dtype* prob = prob_.cpu_data();
   const Dtype* label = bottom[1]->cpu_data();
   const int slice = num_classes_ * inner_num_;
+  Dtype* position_loss = top.size() >= 3 ? top[2]->mutable_cpu_data() : nullptr;
   Dtype loss = 0;
   int valid_count = 0;
   for (int i = 0; i < outer_num_; ++i) {
     for (int j = 0; j < inner_num_; ++j) {
       const int position = i * inner_num_ + j;
+      if (position_loss) position_loss[position] = 0;
       if (IsIgnoredLabel(label[position], has_ignore_label_, ignore_label_)) continue;
       const int label_value = this->ClassLabel(label[position], num_classes_, position);
       const Dtype* first = prob + i * slice + j;
       const Dtype log_p = std::log(std::max(first[label_value * inner_num_], Dtype(FLT_MIN)));
+      Dtype term = -log_p;
       if (weighted()) {
-        loss -= class_weights_[label_value] * log_p;
-      } else if (smoothing_ == 0) {
-        loss -= log_p;
-      } else {
-        loss += (1 - smoothing_) * -log_p + smoothing_ / num_classes_ * ClassesLoss(first);
+        term = class_weights_[label_value] * -log_p;
+      } else if (smoothing_ != 0) {
+        term = (1 - smoothing_) * -log_p + smoothing_ / num_classes_ * ClassesLoss(first);
       }
+      loss += term;
+      if (position_loss) position_loss[position] = term;
       ++valid_count;
     }
   }
   top[0]->mutable_cpu_data()[0] =
       loss / this->Normalizer(normalization_, outer_num_, inner_num_, valid_count);
-  if (top.size() == 2) top[1]->ShareData(prob_);
+  if (top.size() >= 2) top[1]->ShareData(prob_);
 }
 
 // d loss / d x = p - q, q the target (onehot(label), smoothed), zero at
@@ -166,5 +174,7 @@ STUB_GPU(SoftmaxWithLossLayer);
 
 INSTANTIATE_CLASS(SoftmaxWithLossLayer);
 REGISTER_LAYER_CLASS(SoftmaxWithLoss);
+INSTANTIATE_CLASS(SoftmaxWithLossOHEMLayer);
+REGISTER_LAYER_CLASS(SoftmaxWithLossOHEM);
 
 }  // namespace crema

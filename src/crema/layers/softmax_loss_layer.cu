@@ -69,7 +69,11 @@ void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& b
   gpu_asum(num_positions, position_valid_.gpu_data(), &valid_count);
   top[0]->mutable_cpu_data()[0] = loss / this->Normalizer(normalization_, outer_num_, inner_num_,
                                                           static_cast<int>(valid_count));
-  if (top.size() == 2) top[1]->ShareData(prob_);
+  if (top.size() >= 2) top[1]->ShareData(prob_);
+  if (top.size() >= 3) {
+    gpu_memcpy(num_positions * sizeof(Dtype), position_loss_.gpu_data(),
+               top[2]->mutable_gpu_data());
+  }
 }
 
 template <typename Dtype>

@@ -3,7 +3,10 @@
 // label in bottom 1 per (outer, inner) position of the softmax axis. One
 // layer rather than Softmax + MultinomialLogisticLoss because its gradient,
 // p - onehot(label), is numerically stable. An optional second top holds the
-// probabilities.
+// probabilities, an optional third (R-FCN's, for hard-example mining) each
+// position's loss before normalizing, 0 where the label is ignored, in the
+// label's shape; it is an output (loss weight 0).
+// SoftmaxWithLossOHEM (py-R-FCN's name for the same layer) is this layer.
 #ifndef CREMA_LAYERS_SOFTMAX_LOSS_LAYER_HPP_
 #define CREMA_LAYERS_SOFTMAX_LOSS_LAYER_HPP_
 
@@ -26,7 +29,7 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   const char* type() const override { return "SoftmaxWithLoss"; }
   int ExactNumTopBlobs() const override { return -1; }
   int MinTopBlobs() const override { return 1; }
-  int MaxTopBlobs() const override { return 2; }
+  int MaxTopBlobs() const override { return 3; }
 
  protected:
   bool ReadsLabelSmoothing() const override { return true; }
@@ -67,6 +70,15 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   Blob<Dtype> position_loss_;
   Blob<Dtype> position_valid_;
   Blob<Dtype> position_bad_label_;
+};
+
+// py-R-FCN's type name for the layer above.
+template <typename Dtype>
+class SoftmaxWithLossOHEMLayer : public SoftmaxWithLossLayer<Dtype> {
+ public:
+  explicit SoftmaxWithLossOHEMLayer(const LayerParameter& param)
+      : SoftmaxWithLossLayer<Dtype>(param) {}
+  const char* type() const override { return "SoftmaxWithLossOHEM"; }
 };
 
 }  // namespace crema
