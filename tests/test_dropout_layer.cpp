@@ -146,6 +146,40 @@ TYPED_TEST(DropoutLayerTest, TestPassesThrough) {
     EXPECT_EQ(this->bottom_->cpu_diff()[i], this->top_->cpu_diff()[i]);
 }
 
+// SegNet's sample_weights_test (Bayesian SegNet): TEST drops and scales as
+// TRAIN does, each forward with new draws, and backward reuses the mask.
+TYPED_TEST(DropoutLayerTest, SampleWeightsTestDropsAtTest) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom, top, first;
+  FillAwayFromZero(&bottom);
+  std::vector<Blob<Dtype>*> bottom_vec{&bottom}, top_vec{&top};
+  LayerParameter param = DropoutParam(0.5, TEST);
+  param.mutable_dropout_param()->set_sample_weights_test(true);
+  DropoutLayer<Dtype> layer(param);
+  layer.SetUp(bottom_vec, top_vec);
+  layer.Forward(bottom_vec, top_vec);
+  first.CopyFrom(top, false, true);
+  int dropped = 0;
+  for (int i = 0; i < bottom.count(); ++i) {
+    const Dtype y = top.cpu_data()[i];
+    if (y == 0) {
+      ++dropped;
+    } else {
+      EXPECT_NEAR(y, 2 * bottom.cpu_data()[i], 1e-5 * y) << i;
+    }
+    top.mutable_cpu_diff()[i] = 1;
+  }
+  EXPECT_NEAR(static_cast<double>(dropped) / bottom.count(), 0.5, 0.05);
+  layer.Backward(top_vec, std::vector<bool>{true}, bottom_vec);
+  for (int i = 0; i < bottom.count(); ++i) {
+    EXPECT_EQ(bottom.cpu_diff()[i], top.cpu_data()[i] == 0 ? Dtype(0) : Dtype(2)) << i;
+  }
+  layer.Forward(bottom_vec, top_vec);
+  int differ = 0;
+  for (int i = 0; i < bottom.count(); ++i) differ += top.cpu_data()[i] != first.cpu_data()[i];
+  EXPECT_GT(differ, 0) << "each sample draws anew";
+}
+
 // py-faster-rcnn's scale_train: false (ZF's fc6 and fc7 in its published
 // test.prototxt): TRAIN keeps values unscaled, TEST multiplies by 1 - ratio,
 // forward and backward; the gradient checks hold in both phases.

@@ -210,6 +210,15 @@ TEST(OnnxExportTest, SegNetBnLearningModeIsRefused) {
       "bn", "BN", "bn_mode LEARN");
 }
 
+TEST(OnnxExportTest, SegNetMonteCarloDropoutIsRefused) {
+  ExpectRefused(
+      "layer { name: 'data' type: 'Input' top: 'data'"
+      "  input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }"
+      "layer { name: 'drop' type: 'Dropout' bottom: 'data' top: 'drop'"
+      "  dropout_param { sample_weights_test: true } }",
+      "drop", "Dropout", "sample_weights_test");
+}
+
 TEST(OnnxExportTest, PsRoiPoolingAndProposalAreRefusedByName) {
   ExpectRefused(
       "layer { name: 'data' type: 'Input' top: 'maps' top: 'rois'"

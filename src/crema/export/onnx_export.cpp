@@ -499,6 +499,9 @@ void ExportLog(LayerExport& e) {
 // with the forks' scale_train: false it multiplies by 1 - dropout_ratio.
 void ExportDropout(LayerExport& e) {
   const DropoutParameter& p = e.param.dropout_param();
+  if (p.sample_weights_test()) {
+    Refuse(e, "sample_weights_test drops values at random at TEST (Monte Carlo dropout)");
+  }
   const float scale = p.scale_train() ? 1.0f : 1.0f - p.dropout_ratio();
   Affine(e, e.bottoms[0], scale, 0, e.tops[0]);
 }

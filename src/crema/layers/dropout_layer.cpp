@@ -14,6 +14,9 @@ void DropoutLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
   const bool scale_train = this->layer_param_.dropout_param().scale_train();
   train_scale_ = scale_train ? Dtype(1) / (Dtype(1) - dropout_ratio_) : Dtype(1);
   test_scale_ = scale_train ? Dtype(1) : Dtype(1) - dropout_ratio_;
+  // SegNet's sample_weights_test (Bayesian SegNet's Monte Carlo dropout):
+  // TEST drops at random as TRAIN does.
+  drops_ = this->phase_ == TRAIN || this->layer_param_.dropout_param().sample_weights_test();
   // A uniform 32-bit draw falls below ratio * 2^32 with probability ratio.
   uint_threshold_ = static_cast<unsigned int>(static_cast<double>(dropout_ratio_) * 4294967296.0);
 }
@@ -32,7 +35,7 @@ void DropoutLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
   const int count = bottom[0]->count();
-  if (this->phase_ != TRAIN) {
+  if (!drops_) {
     cpu_scale(count, test_scale_, bottom_data, top_data);
     return;
   }
@@ -49,7 +52,7 @@ void DropoutLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
   const int count = bottom[0]->count();
-  if (this->phase_ != TRAIN) {
+  if (!drops_) {
     cpu_scale(count, test_scale_, top_diff, bottom_diff);
     return;
   }

@@ -16,7 +16,7 @@ void DropoutLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
   const Dtype* bottom_data = bottom[0]->gpu_data();
   Dtype* top_data = top[0]->mutable_gpu_data();
   const int count = bottom[0]->count();
-  if (this->phase_ != TRAIN) {
+  if (!drops_) {
     gpu_scale(count, test_scale_, bottom_data, top_data);
     return;
   }
@@ -35,7 +35,7 @@ void DropoutLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
   const Dtype* top_diff = top[0]->gpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_gpu_diff();
   const int count = bottom[0]->count();
-  if (this->phase_ != TRAIN) {
+  if (!drops_) {
     gpu_scale(count, test_scale_, top_diff, bottom_diff);
     return;
   }

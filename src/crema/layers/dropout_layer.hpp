@@ -2,7 +2,9 @@
 // probability 1 - dropout_ratio and zeroed otherwise; at TEST the layer passes
 // its input through. Kept values are scaled by 1 / (1 - dropout_ratio) at TRAIN
 // so the expected output matches TEST; with the forks' scale_train: false,
-// TRAIN keeps values unscaled and TEST multiplies by 1 - dropout_ratio.
+// TRAIN keeps values unscaled and TEST multiplies by 1 - dropout_ratio. With
+// SegNet's sample_weights_test, TEST drops as TRAIN does (Monte Carlo
+// dropout, for Bayesian SegNet's sampled predictions).
 #ifndef CREMA_LAYERS_DROPOUT_LAYER_HPP_
 #define CREMA_LAYERS_DROPOUT_LAYER_HPP_
 
@@ -38,6 +40,9 @@ class DropoutLayer : public NeuronLayer<Dtype> {
   // The factor on kept values at TRAIN and on every value at TEST.
   Dtype train_scale_ = 1;
   Dtype test_scale_ = 1;
+  // Whether elements are dropped: at TRAIN, and at TEST with SegNet's
+  // sample_weights_test; otherwise every value is multiplied by test_scale_.
+  bool drops_ = false;
   // GPU: a drawn 32-bit integer keeps its element when it is at least this.
   unsigned int uint_threshold_ = 0;
   // The mask of the last TRAIN forward, reused by backward: 0/1 on the CPU,
