@@ -22,6 +22,10 @@ namespace crema {
 // whole batch's blobs, so the count read from a file is bounded first.
 constexpr uint32_t kMaxPrefetchBatches = 256;
 
+// 2^64 / golden ratio: seed + index * kSeedSpread gives consecutive items,
+// batches or passes seeds spread over the seed space.
+constexpr uint64_t kSeedSpread = 0x9E3779B97F4A7C15ULL;
+
 template <typename Dtype>
 class BaseDataLayer : public Layer<Dtype> {
  public:

@@ -67,11 +67,10 @@ void DataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
 
 template <typename Dtype>
 void DataLayer<Dtype>::SeedNextBatch(bool draws_random_numbers) {
-  // 0x9E3779B97F4A7C15 (2^64 / golden ratio) spreads consecutive batch numbers.
   // Seeding costs a tenth of a plain batch's transform: skipped when unused.
   const uint64_t batch_number = batches_loaded_++;
   if (draws_random_numbers) {
-    Context::set_random_seed(transform_seed_ + batch_number * 0x9E3779B97F4A7C15ULL);
+    Context::set_random_seed(transform_seed_ + batch_number * kSeedSpread);
   }
 }
 

@@ -11,11 +11,6 @@
 
 namespace crema {
 
-namespace {
-// 2^64 / golden ratio: spreads consecutive indices over the seed space.
-constexpr uint64_t kSpread = 0x9E3779B97F4A7C15ULL;
-}  // namespace
-
 template <typename Dtype>
 DenseImageDataLayer<Dtype>::~DenseImageDataLayer() {
   // The prefetch thread reads lines_: stop it first.
@@ -160,7 +155,7 @@ void DenseImageDataLayer<Dtype>::FillItem(const Line& line, const Pair& pair,
 // Each pass's order is drawn from the seed and the pass alone (Fisher-Yates).
 template <typename Dtype>
 void DenseImageDataLayer<Dtype>::Shuffle(uint64_t epoch) {
-  RNG rng(seed_ ^ ((epoch + 1) * kSpread));
+  RNG rng(seed_ ^ ((epoch + 1) * kSeedSpread));
   for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);
 }
 
@@ -184,7 +179,7 @@ void DenseImageDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   Dtype* labels = batch->label_.mutable_cpu_data();
   for (int i = 0; i < shape[0]; ++i) {
     const Line& line = NextLine();
-    RNG rng(seed_ + items_loaded_++ * kSpread);  // this item's draws
+    RNG rng(seed_ + items_loaded_++ * kSeedSpread);  // this item's draws
     const Pair pair = LoadPair(line, &rng);
     FillItem(line, pair, shape, data + i * item_size, labels + i * label_size);
   }

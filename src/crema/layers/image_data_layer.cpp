@@ -10,11 +10,6 @@
 
 namespace crema {
 
-namespace {
-// 2^64 / golden ratio: spreads consecutive indices over the seed space.
-constexpr uint64_t kSpread = 0x9E3779B97F4A7C15ULL;
-}  // namespace
-
 template <typename Dtype>
 ImageDataLayer<Dtype>::~ImageDataLayer() {
   // The prefetch thread reads lines_ and the pool: stop it first.
@@ -96,7 +91,7 @@ std::vector<int> ImageDataLayer<Dtype>::OrderFor(uint64_t epoch) const {
   if (!this->layer_param_.image_data_param().shuffle()) return order;
   // Each pass has its own order, drawn from the seed and the pass alone, so a
   // resumed run needs only the pass number to read in the same order.
-  RNG rng(seed_ ^ ((epoch + 1) * kSpread));
+  RNG rng(seed_ ^ ((epoch + 1) * kSeedSpread));
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
   return order;
 }
@@ -127,7 +122,7 @@ void ImageDataLayer<Dtype>::LoadImage(const Line& line, uint64_t item, Dtype* ou
                   << shape[3] << " (give new_height and new_width to resize them all)");
     // This image's random crop and mirror depend on its place in the stream
     // only, whichever thread transforms it.
-    Context::rng().Seed(seed_ + item * kSpread);
+    Context::rng().Seed(seed_ + item * kSeedSpread);
     this->data_transformer_->Transform(image, out);
   } catch (const Error& e) {
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (ImageData): " << param.source() << ":"

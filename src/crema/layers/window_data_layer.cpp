@@ -17,9 +17,6 @@ namespace crema {
 
 namespace {
 
-// 2^64 / golden ratio: spreads consecutive batch numbers over the seed space.
-constexpr uint64_t kWindowBatchSpread = 0x9E3779B97F4A7C15ULL;
-
 // Caffe's split: int(batch_size * fg_fraction) foreground windows per batch.
 int ForegroundPerBatch(int batch_size, float fg_fraction) {
   return static_cast<int>(static_cast<float>(batch_size) * fg_fraction);
@@ -538,7 +535,7 @@ void WindowDataLayer<Dtype>::LoadItem(const Draw& draw, Dtype* out) const {
 template <typename Dtype>
 void WindowDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   // Batch k's draws come from the seed and k alone, whenever the thread runs.
-  Context::rng().Seed(seed_ + batches_loaded_++ * kWindowBatchSpread);
+  Context::rng().Seed(seed_ + batches_loaded_++ * kSeedSpread);
   const int batch_size = batch->data_.shape(0);
   const std::vector<Draw> draws = DrawWindows(batch_size);
   const int item_size = batch->data_.count(1);
