@@ -262,6 +262,46 @@ TEST(ForkSchedulesTest, JolibrainWarmupBeforeSgdrAsItsCode) {
   }
 }
 
+// The plateau policy of R-FCN (Microsoft), NVCaffe, MobileNet-YOLO and Intel
+// (their sgd_solver.cpp): after each iteration's smoothed loss, a new
+// minimum is an event; a step (rate times gamma) comes where
+// plateau_winsize[step] iterations have passed since the last event, and is
+// an event too. The rates below follow the forks' code by hand for this
+// loss sequence: steps at iteration 4 (0 + 3 after the minimum at 1) and 8
+// (6 + 2 after the minimum at 6), none after the last window.
+TEST(ForkSchedulesTest, PlateauStepsAsItsCode) {
+  const SolverParameter plateau = SolverFile(
+      "base_lr: 1 lr_policy: 'plateau' gamma: 0.1 plateau_winsize: 3 plateau_winsize: 2");
+  const float losses[] = {5, 4, 4.5, 4.2, 4.1, 4.3, 3.9, 4, 4, 4, 4, 4, 4};
+  const double rates[] = {1, 1, 1, 1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01};
+  PlateauState state;
+  for (int iter = 0; iter < 13; ++iter) {
+    AdvancePlateau(plateau, iter, losses[iter], &state);
+    EXPECT_FORK_RATE(LearningRate(plateau, iter, state.step), rates[iter]) << iter;
+  }
+  EXPECT_EQ(state.minimum_loss, 3.9f);
+  EXPECT_EQ(state.iter_last_event, 8);
+  // With Intel's warm-up nothing moves before iteration 3: the minima at 3,
+  // 4 and 6, then steps at 9 (6 + 3) and 11 (9 + 2).
+  const SolverParameter warm = SolverFile(
+      "max_iter: 13 base_lr: 1 lr_policy: 'plateau' gamma: 0.1 plateau_winsize: 3 "
+      "plateau_winsize: 2 warmup_iter: 3 warmup_start_lr: 0.1");
+  const double warm_rates[] = {0.1, 0.4, 0.7, 1, 1, 1, 1, 1, 1, 0.1, 0.1, 0.01, 0.01};
+  PlateauState warm_state;
+  for (int iter = 0; iter < 13; ++iter) {
+    AdvancePlateau(warm, iter, losses[iter], &warm_state);
+    EXPECT_FORK_RATE(LearningRate(warm, iter, warm_state.step), warm_rates[iter]) << iter;
+  }
+  EXPECT_NE(ErrorMessageOf([] {
+              Schedule("base_lr: 1 lr_policy: 'plateau' gamma: 0.1");
+            }).find("needs plateau_winsize"),
+            std::string::npos);
+  EXPECT_NE(ErrorMessageOf([] {
+              Schedule("base_lr: 1 lr_policy: 'plateau' gamma: 0.1 plateau_winsize: 0");
+            }).find("plateau_winsize 0 (entry 1)"),
+            std::string::npos);
+}
+
 // What the forks' code refuses or would compute otherwise is one error by name.
 TEST(ForkSchedulesTest, ForkSettingsOutOfRangeAreRefusedByName) {
   const auto message = [](const std::string& text) {

@@ -634,6 +634,42 @@ TEST(SolverTest, SnapshotAndRestoreContinueExactly) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// The plateau policy in a run: a rate that makes the linear unit's loss grow
+// leaves the minimum at iteration 0, so the steps come at 2 and 5 (windows
+// 2 and 3); a run resumed from iteration 3 has the minimum and the last
+// event from its state and continues bitwise. Several solvers, each with its
+// own loss, are refused.
+TEST(SolverTest, PlateauStepsFollowTheLossAndResumeExactly) {
+  char pattern[] = "/tmp/crema_solver_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  SolverParameter param = LinearSolver("SGD", "snapshot_prefix: '" + dir + "/plateau'");
+  param.set_base_lr(1);
+  param.set_lr_policy("plateau");
+  param.set_gamma(0.5);
+  param.add_plateau_winsize(2);
+  param.add_plateau_winsize(3);
+  SGDSolver<double> original(param);
+  SetInputs(original.net().get());
+  original.Step(3);
+  EXPECT_NEAR(original.GetLearningRate(), 0.5, 1e-12);
+  original.Snapshot();
+  original.Step(3);
+  EXPECT_NEAR(original.GetLearningRate(), 0.25, 1e-12);
+  SGDSolver<double> resumed(param);
+  SetInputs(resumed.net().get());
+  resumed.Restore(dir + "/plateau_iter_3.solverstate");
+  resumed.Step(3);
+  EXPECT_NEAR(resumed.GetLearningRate(), 0.25, 1e-12);
+  EXPECT_EQ(LinearWeights(resumed), LinearWeights(original));
+  std::system(("rm -rf " + dir).c_str());
+  Context::set_solver_count(2);
+  const std::string message = ErrorMessageOf([&] { SGDSolver<double> shared(param); });
+  Context::set_solver_count(1);
+  EXPECT_NE(message.find("lr_policy plateau follows one solver's loss"), std::string::npos)
+      << message;
+}
+
 // A state resumes only into the solver type that wrote it, and a weights
 // file given as the state says what it is.
 TEST(SolverTest, ResumingWithAnotherTypeOrFromWeightsIsAnError) {

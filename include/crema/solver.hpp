@@ -6,6 +6,7 @@
 #define CREMA_SOLVER_HPP_
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -115,7 +116,12 @@ class Solver {
 
   SolverParameter param_;
   int iter_ = 0;
+  // multistep's step, and the plateau policy's (also in its solver state).
   int current_step_ = 0;
+  // The plateau policy's loss minimum and its last event (lr_schedule.hpp's
+  // PlateauState, with current_step_ as its step).
+  float minimum_loss_ = std::numeric_limits<float>::max();
+  int iter_last_event_ = 0;
   std::shared_ptr<Net<Dtype>> net_;
   std::vector<std::shared_ptr<Net<Dtype>>> test_nets_;
   TrainingReporter<Dtype> reporter_;
@@ -156,6 +162,8 @@ class Solver {
   // Opens metrics_path_ (Solve, after any restore) and has the reporter's
   // displays write training lines to it.
   void OpenMetricsFile();
+  // plateau: moves its state on with this iteration's smoothed loss.
+  void AdvancePlateauStep();
   // Multistep: advances current_step_ to the step iter_ has reached.
   void AdvanceLearningRateStep();
   // Runs every test net if the test interval says so (rank 0 only); true

@@ -15,8 +15,9 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 const std::set<std::string>& Policies() {
-  static const std::set<std::string> policies{"fixed", "step",    "exp",  "inv",      "multistep",
-                                              "poly",  "sigmoid", "sgdr", "onecycle", "multifixed"};
+  static const std::set<std::string> policies{"fixed",     "step",       "exp",     "inv",
+                                              "multistep", "poly",       "sigmoid", "sgdr",
+                                              "onecycle",  "multifixed", "plateau"};
   return policies;
 }
 
@@ -71,7 +72,7 @@ double MultiFixed(const SolverParameter& param, double iter) {
 }
 
 // The policy's own rate, before any warm-up.
-double PolicyRate(const SolverParameter& param, double iter) {
+double PolicyRate(const SolverParameter& param, double iter, int plateau_step) {
   const std::string& policy = param.lr_policy();
   const double base = param.base_lr(), gamma = param.gamma(), power = param.power();
   if (policy == "fixed") return base;
@@ -92,6 +93,7 @@ double PolicyRate(const SolverParameter& param, double iter) {
   if (policy == "sgdr") return Sgdr(param, iter);
   if (policy == "onecycle") return OneCycle(param, iter);
   if (policy == "multifixed") return MultiFixed(param, iter);
+  if (policy == "plateau") return base * std::pow(gamma, plateau_step);
   CREMA_FAIL("solver: unknown lr_policy '" << policy << "' (" << PolicyList() << ")");
 }
 
@@ -100,8 +102,18 @@ void RequirePolicySettings(const SolverParameter& param) {
   CREMA_REQUIRE(Policies().count(policy) > 0,
                 "solver: unknown lr_policy '" << policy << "' (" << PolicyList() << ")");
   if (policy == "step" || policy == "exp" || policy == "inv" || policy == "multistep" ||
-      policy == "sigmoid") {
+      policy == "sigmoid" || policy == "plateau") {
     RequireFinite(param.gamma(), "gamma");
+  }
+  if (policy == "plateau") {
+    CREMA_REQUIRE(param.plateau_winsize_size() > 0,
+                  "solver: lr_policy plateau needs plateau_winsize, the iterations without a "
+                  "new loss minimum before each step");
+    for (int i = 0; i < param.plateau_winsize_size(); ++i) {
+      CREMA_REQUIRE(param.plateau_winsize(i) > 0,
+                    "solver: plateau_winsize " << param.plateau_winsize(i) << " (entry " << i + 1
+                                               << ") must be a positive number of iterations");
+    }
   }
   if (policy == "inv" || policy == "poly") RequireFinite(param.power(), "power");
   if (policy == "step") {
@@ -213,7 +225,21 @@ void RequireScheduleMeaningful(const SolverParameter& param) {
 // The forks' starts replace the policy while they last, and the policy then
 // goes on from the iteration reached, not from 0 (Intel's and NVCaffe's
 // code): the rate may step down where they end.
-double LearningRate(const SolverParameter& param, int iter) {
+void AdvancePlateau(const SolverParameter& param, int iter, float smoothed_loss,
+                    PlateauState* state) {
+  if (iter < param.rampup_interval() || iter < param.warmup_iter()) return;
+  if (smoothed_loss < state->minimum_loss) {
+    state->minimum_loss = smoothed_loss;
+    state->iter_last_event = iter;
+  }
+  if (state->step < param.plateau_winsize_size() &&
+      int64_t{iter} >= int64_t{state->iter_last_event} + param.plateau_winsize(state->step)) {
+    ++state->step;
+    state->iter_last_event = iter;
+  }
+}
+
+double LearningRate(const SolverParameter& param, int iter, int plateau_step) {
   const double base = param.base_lr();
   double rate;
   if (iter < param.rampup_interval()) {
@@ -228,7 +254,7 @@ double LearningRate(const SolverParameter& param, int iter) {
     rate = param.warmup_policy() == "exponential" ? start * std::pow(base / start, t)
                                                   : start + (base - start) * t;
   } else {
-    rate = PolicyRate(param, iter);
+    rate = PolicyRate(param, iter, plateau_step);
   }
   // NVCaffe's floor, under every policy and its ramp-up.
   return std::max(rate, static_cast<double>(param.min_lr()));
@@ -242,6 +268,10 @@ std::string DescribeSchedule(const SolverParameter& param) {
     out << " (period " << (param.has_period() ? param.period() : param.max_iter()) << ", p_mult "
         << param.p_mult() << ", lr_mult " << param.lr_mult() << ", min_lr " << param.min_lr()
         << ")";
+  } else if (policy == "plateau") {
+    out << " (times gamma " << param.gamma() << " after each of";
+    for (int window : param.plateau_winsize()) out << " " << window;
+    out << " iterations without a new minimum of the smoothed loss)";
   } else if (policy == "onecycle") {
     out << " (rise over " << param.onecycle_pct_start() << " of max_iter from base_lr / "
         << param.onecycle_div_factor() << ", fall to min_lr " << param.min_lr() << ")";
@@ -255,6 +285,7 @@ std::string DescribeSchedule(const SolverParameter& param) {
         << param.rampup_lr();
   }
   if (param.min_lr() > 0) out << ", at least " << param.min_lr();
+  if (policy == "plateau") return out.str();  // its rates follow the loss
   out << "; lr at";
   const int last = std::max(param.max_iter(), 1);
   const int three_quarters = static_cast<int>(int64_t{3} * last / 4);  // 3 * last overflows

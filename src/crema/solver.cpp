@@ -75,6 +75,11 @@ void RequireSettingsMeaningful(const SolverParameter& param) {
   CREMA_REQUIRE(param.max_iter() >= 0,
                 "solver: max_iter is " << param.max_iter() << "; it must not be negative");
   RequireScheduleMeaningful(param);
+  // Each solver of a data-parallel run sees its own loss: their plateau
+  // steps would part, and so would their weights.
+  CREMA_REQUIRE(param.lr_policy() != "plateau" || Context::solver_count() == 1,
+                "solver: lr_policy plateau follows one solver's loss; with "
+                    << Context::solver_count() << " solvers use another policy");
   CREMA_REQUIRE(param.early_stop_patience() >= 0,
                 "solver: early_stop_patience is " << param.early_stop_patience()
                                                   << "; give a number of tests (0: never stop)");
@@ -294,7 +299,7 @@ void Solver<Dtype>::RequireWatchedOutput() const {
 
 template <typename Dtype>
 Dtype Solver<Dtype>::GetLearningRate() const {
-  return Dtype(LearningRate(param_, iter_));
+  return Dtype(LearningRate(param_, iter_, current_step_));
 }
 
 template <typename Dtype>
@@ -314,6 +319,7 @@ void Solver<Dtype>::Step(int iters) {
     Dtype loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     reporter_.Iterated(iter_, loss / param_.iter_size(), *net_);
+    AdvancePlateauStep();
     for (auto& callback : on_gradients_ready_) callback();
     WatchForNonFinite(loss / param_.iter_size());
     ApplyUpdate();
@@ -345,6 +351,21 @@ void Solver<Dtype>::WatchForNonFinite(Dtype loss) {
   }
   CREMA_FAIL(what.str() << "; training stopped before this update, so the weights and the last "
                            "snapshot hold no NaN (on_nonfinite: WARN trains on, as Caffe does)");
+}
+
+template <typename Dtype>
+void Solver<Dtype>::AdvancePlateauStep() {
+  if (param_.lr_policy() != "plateau") return;
+  PlateauState state{minimum_loss_, iter_last_event_, current_step_};
+  AdvancePlateau(param_, iter_, static_cast<float>(reporter_.smoothed_loss()), &state);
+  if (state.step != current_step_) {
+    LOG_IF(INFO, Context::is_rank_zero())
+        << "Plateau: iteration " << iter_ << ", step " << state.step << " (minimum loss "
+        << state.minimum_loss << ")";
+  }
+  minimum_loss_ = state.minimum_loss;
+  iter_last_event_ = state.iter_last_event;
+  current_step_ = state.step;
 }
 
 template <typename Dtype>
@@ -419,7 +440,7 @@ void Solver<Dtype>::OpenMetricsFile() {
   LOG(INFO) << "Metrics go to " << metrics_path_ << (iter_ > 0 ? " (appended)" : "");
   reporter_.set_display_listener([this](int iter, Dtype loss, double images_per_second) {
     if (metrics_) {
-      metrics_->Train(iter, LearningRate(param_, iter), loss, images_per_second,
+      metrics_->Train(iter, LearningRate(param_, iter, current_step_), loss, images_per_second,
                       NamedOutputs(*net_));
     }
   });
@@ -545,6 +566,10 @@ void Solver<Dtype>::SnapshotAs(const std::string& stem) {
   state.set_learned_net(model_filename);
   state.set_solver_type(type());
   state.set_current_step(current_step_);
+  if (param_.lr_policy() == "plateau") {
+    state.set_minimum_loss(minimum_loss_);
+    state.set_iter_last_event(iter_last_event_);
+  }
   SnapshotSolverState(&state);
   if (ema_ && ema_->started()) ema_->ToState(&state);
   if (has_best_) {
@@ -608,6 +633,11 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
                            << "\", or start from the weights with --weights)");
   iter_ = state.iter();
   current_step_ = state.current_step();
+  // A state without them (Caffe's, or another policy's) starts the plateau
+  // watch afresh, as the forks' PreSolve does.
+  minimum_loss_ =
+      state.has_minimum_loss() ? state.minimum_loss() : std::numeric_limits<float>::max();
+  iter_last_event_ = state.iter_last_event();
   if (HoldsLayerPositions(state)) {
     // Rebuild the nets exactly as the constructor did (same seed, same
     // draws), their data layers starting where the saved run stood.
@@ -642,6 +672,8 @@ template <typename Dtype>
 void Solver<Dtype>::CopyStateFrom(const Solver& other) {
   iter_ = other.iter_;
   current_step_ = other.current_step_;
+  minimum_loss_ = other.minimum_loss_;
+  iter_last_event_ = other.iter_last_event_;
   const auto& mine = net_->learnable_params();
   const auto& theirs = other.net_->learnable_params();
   CHECK_EQ(mine.size(), theirs.size());
