@@ -129,6 +129,23 @@ TEST_F(ImageDataLayerTest, ResizesAndReadsGrey) {
   EXPECT_EQ(data.cpu_data()[2 * 9 + 4], expected.at<uint8_t>(2, 4));
 }
 
+// A resize the file asks for is held to the pixel limit before memory is
+// taken: 100000 x 100000 is refused at set-up, naming the file and the limit.
+TEST_F(ImageDataLayerTest, AResizeAboveThePixelLimitIsRefused) {
+  ImageDataLayer<float> layer(Param("new_height: 100000 new_width: 100000"));
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  try {
+    layer.SetUp(bottom, top);
+    FAIL() << "a resize to 10^10 pixels must be refused";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("img 0.png resized: an image of 100000 x 100000"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("CREMA_MAX_IMAGE_PIXELS"), std::string::npos) << message;
+  }
+}
+
 TEST_F(ImageDataLayerTest, ErrorsNameTheListLineAndTheFile) {
   std::ofstream(dir_ + "/broken.png") << "not an image";
   std::ofstream(dir_ + "/bad.txt") << "img 0.png 0\nbroken.png 1\nimg 1.png 2\n";

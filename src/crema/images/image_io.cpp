@@ -38,13 +38,6 @@ void RequireEightBit(const cv::Mat& image, const std::string& what) {
                      << (image.elemSize1() * 8) << " bits; Crema reads 8-bit grey or colour");
 }
 
-cv::Mat Resized(const cv::Mat& image, int height, int width) {
-  if (height <= 0 || width <= 0 || (image.rows == height && image.cols == width)) return image;
-  cv::Mat resized;
-  cv::resize(image, resized, cv::Size(width, height));
-  return resized;
-}
-
 const char* FormatName(ImageHeader::Format format) {
   switch (format) {
     case ImageHeader::Format::kJpeg:
@@ -60,10 +53,20 @@ const char* FormatName(ImageHeader::Format format) {
 
 void RequirePixelsWithinLimit(uint64_t width, uint64_t height, const std::string& what) {
   const uint64_t limit = MaxImagePixels();
-  CREMA_REQUIRE(width * height <= limit,
-                what << ": an image of " << width << " x " << height << " = " << width * height
-                     << " pixels, above the limit of " << limit
-                     << " (CREMA_MAX_IMAGE_PIXELS raises it)");
+  CREMA_REQUIRE(width * height <= limit, what << ": an image of " << width << " x " << height
+                                              << " = " << width * height
+                                              << " pixels, above the limit of " << limit
+                                              << " (CREMA_MAX_IMAGE_PIXELS raises it)");
+}
+
+// A resize asked for by a file's settings (new_height, new_width) is held to
+// the pixel limit too, before cv::resize takes the memory.
+cv::Mat Resized(const cv::Mat& image, int height, int width, const std::string& what) {
+  if (height <= 0 || width <= 0 || (image.rows == height && image.cols == width)) return image;
+  RequirePixelsWithinLimit(width, height, what + " resized");
+  cv::Mat resized;
+  cv::resize(image, resized, cv::Size(width, height));
+  return resized;
 }
 
 // The header is read before the decoder runs: the decode's memory is
@@ -123,8 +126,9 @@ std::string ReadFileBytes(const std::string& filename) {
   CREMA_REQUIRE(S_ISREG(info.st_mode), filename << ": not a regular file");
   const uint64_t limit = 4 * MaxImagePixels() + (uint64_t(1) << 20);
   CREMA_REQUIRE(static_cast<uint64_t>(info.st_size) <= limit,
-                filename << ": " << info.st_size << " bytes, more than an image within the limit of "
-                         << MaxImagePixels() << " pixels takes (CREMA_MAX_IMAGE_PIXELS raises it)");
+                filename << ": " << info.st_size
+                         << " bytes, more than an image within the limit of " << MaxImagePixels()
+                         << " pixels takes (CREMA_MAX_IMAGE_PIXELS raises it)");
   std::ifstream file(filename, std::ios::binary);
   CREMA_REQUIRE(file.good(), filename << ": cannot open image file");
   std::string bytes(static_cast<size_t>(info.st_size), '\0');
@@ -148,7 +152,8 @@ std::string ImageExtension(const std::string& filename) {
 }
 
 cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int height, int width) {
-  return Resized(DecodeImageBytes(ReadFileBytes(filename), color, filename), height, width);
+  return Resized(DecodeImageBytes(ReadFileBytes(filename), color, filename), height, width,
+                 filename);
 }
 
 cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what) {
@@ -196,7 +201,7 @@ void ReadImageToDatum(const std::string& filename, int label, int height, int wi
   const bool stored_as_asked =
       color == ImageColor::kAsStored || (image.channels() == 1) == (color == ImageColor::kGray);
   if (!stored_as_asked) image = DecodeImageBytes(bytes, color, filename);
-  const cv::Mat resized = Resized(image, height, width);
+  const cv::Mat resized = Resized(image, height, width, filename);
   datum->set_channels(resized.channels());
   datum->set_height(resized.rows);
   datum->set_width(resized.cols);
