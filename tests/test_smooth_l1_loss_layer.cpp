@@ -187,6 +187,11 @@ TYPED_TEST(SmoothL1LossLayerTest, RfcnSettingsOutOfRangeNameTheField) {
   SmoothL1LossLayer<Dtype> weighted_items(param);
   ExpectSetUpError<Dtype>(&weighted_items, {&this->a_, &this->b_}, {&this->loss_, &items},
                           "its loss_weight must be 0");
+  LayerParameter one;
+  one.add_loss_weight(1);
+  SmoothL1LossLayer<Dtype> short_weights(one);
+  ExpectSetUpError<Dtype>(&short_weights, {&this->a_, &this->b_}, {&this->loss_, &items},
+                          "has 1 loss_weight values for 2");
 }
 
 TYPED_TEST(SmoothL1LossLayerTest, RegisteredByTypeString) {

@@ -191,6 +191,13 @@ TYPED_TEST(SoftmaxWithLossLayerTest, ThirdTopRefusesALossWeight) {
   SoftmaxWithLossLayer<Dtype> layer(param);
   ExpectSetUpError<Dtype>(&layer, this->bottom_vec_, {&this->loss_, &prob, &each},
                           "its loss_weight must be 0");
+  // Fewer weights than tops: the one-weight-per-top rule names it.
+  LayerParameter one;
+  one.set_name("per_roi_loss_cls");
+  one.add_loss_weight(1);
+  SoftmaxWithLossLayer<Dtype> short_weights(one);
+  ExpectSetUpError<Dtype>(&short_weights, this->bottom_vec_, {&this->loss_, &prob, &each},
+                          "has 1 loss_weight values for 3");
 }
 
 TYPED_TEST(SoftmaxWithLossLayerTest, LossWeightScalesLossAndGradient) {

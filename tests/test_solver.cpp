@@ -662,6 +662,18 @@ TEST(SolverTest, PlateauStepsFollowTheLossAndResumeExactly) {
   resumed.Step(3);
   EXPECT_NEAR(resumed.GetLearningRate(), 0.25, 1e-12);
   EXPECT_EQ(LinearWeights(resumed), LinearWeights(original));
+  // A state whose step indexes past the windows (or below them) is refused,
+  // naming the file, before the step is used.
+  SolverState state;
+  ReadProtoFromBinaryFile(dir + "/plateau_iter_3.solverstate", &state);
+  state.set_current_step(3);
+  WriteProtoToBinaryFile(state, dir + "/bad.solverstate");
+  SGDSolver<double> refused(param);
+  const std::string bad = ErrorMessageOf([&] { refused.Restore(dir + "/bad.solverstate"); });
+  EXPECT_NE(bad.find("bad.solverstate: current_step 3 does not fit lr_policy plateau and its 2 "
+                     "steps"),
+            std::string::npos)
+      << bad;
   std::system(("rm -rf " + dir).c_str());
   Context::set_solver_count(2);
   const std::string message = ErrorMessageOf([&] { SGDSolver<double> shared(param); });

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -633,6 +634,15 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
                            << "\", or start from the weights with --weights)");
   iter_ = state.iter();
   current_step_ = state.current_step();
+  // The step indexes stepvalue (multistep) or plateau_winsize (plateau).
+  const int steps = param_.lr_policy() == "plateau"     ? param_.plateau_winsize_size()
+                    : param_.lr_policy() == "multistep" ? param_.stepvalue_size()
+                                                        : INT_MAX;
+  CREMA_REQUIRE(current_step_ >= 0 && current_step_ <= steps,
+                state_file << ": current_step " << current_step_ << " does not fit lr_policy "
+                           << param_.lr_policy()
+                           << (steps == INT_MAX ? std::string(" (it must not be negative)")
+                                                : " and its " + std::to_string(steps) + " steps"));
   // A state without them (Caffe's, or another policy's) starts the plateau
   // watch afresh, as the forks' PreSolve does.
   minimum_loss_ =

@@ -70,6 +70,10 @@ class LossLayer : public Layer<Dtype> {
   // in bulk (on the GPU) and one failed.
   void ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_classes, bool has_ignore_label,
                              int ignore_label) const;
+  // Refuses a loss weight other than 0 on top `top_index`, an output that
+  // has no gradient (`what` names it). A file with fewer weights than tops
+  // is refused later, by the one-weight-per-top rule.
+  void RequireOutputTop(int top_index, const char* what) const;
   // Refuses a request for the gradient of a bottom that has none.
   void RequireNoGradient(const std::vector<bool>& propagate_down, int bottom_index,
                          const char* what) const;

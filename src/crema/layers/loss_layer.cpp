@@ -104,6 +104,16 @@ void LossLayer<Dtype>::ThrowForFirstBadLabel(const Blob<Dtype>& labels, int num_
 }
 
 template <typename Dtype>
+void LossLayer<Dtype>::RequireOutputTop(int top_index, const char* what) const {
+  const LayerParameter& param = this->layer_param_;
+  if (param.loss_weight_size() <= top_index) return;
+  CREMA_LAYER_REQUIRE(param.loss_weight(top_index) == 0,
+                      "top " << top_index << " holds " << what
+                             << ", an output with no gradient; its loss_weight must be 0, not "
+                             << param.loss_weight(top_index));
+}
+
+template <typename Dtype>
 void LossLayer<Dtype>::RequireNoGradient(const std::vector<bool>& propagate_down, int bottom_index,
                                          const char* what) const {
   CREMA_LAYER_REQUIRE(

@@ -15,12 +15,7 @@ void SmoothL1LossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& botto
   // py-faster-rcnn's and SSD's divide by the items and read no loss_param.
   normalization_ =
       this->NormalizationOf(this->layer_param_.loss_param(), LossParameter::BATCH_SIZE);
-  for (size_t i = 1; i < top.size(); ++i) {
-    CREMA_LAYER_REQUIRE(this->layer_param_.loss_weight(i) == 0,
-                        "top " << i << " holds each item's loss, an output with no gradient; "
-                               << "its loss_weight must be 0, not "
-                               << this->layer_param_.loss_weight(i));
-  }
+  if (top.size() > 1) this->RequireOutputTop(1, "each item's loss");
 }
 
 template <typename Dtype>

@@ -28,10 +28,7 @@ void SoftmaxWithLossLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bo
       "loss_param.label_smoothing is " << smoothing << "; it must lie in [0, 1) (0: none)");
   smoothing_ = smoothing;
   ReadClassWeights(loss_param);
-  CREMA_LAYER_REQUIRE(top.size() < 3 || this->layer_param_.loss_weight(2) == 0,
-                      "top 2 holds each position's loss, an output with no gradient; its "
-                      "loss_weight must be 0, not "
-                          << this->layer_param_.loss_weight(2));
+  if (top.size() > 2) this->RequireOutputTop(2, "each position's loss");
 }
 
 // SegNet: the weights apply only with weight_by_label_freqs, as in its code.
