@@ -257,6 +257,36 @@ LayerTimes TimeLayerByLayer(crema::Net<float>& net) {
   return times;
 }
 
+// The inputs `crema time` runs on. Those of several values per item (images,
+// not labels) hold Gaussian noise: kernels can run faster on zeros than on
+// data. The R-CNN nets' `im_info` (height, width, scale per image, as
+// py-faster-rcnn feeds it) holds the first image input's height and width
+// and scale 1, since their Proposal layers refuse noise there. An input
+// without a shape is an error the forward pass reports.
+void FillTimingInputs(crema::Net<float>* net) {
+  crema::FillerParameter noise;
+  noise.set_type("gaussian");
+  const crema::Blob<float>* image = nullptr;
+  for (crema::Blob<float>* input : net->input_blobs()) {
+    if (!image && input->num_axes() == 4) image = input;
+  }
+  const std::vector<std::string>& names = net->blob_names();
+  for (size_t i = 0; i < net->input_blobs().size(); ++i) {
+    crema::Blob<float>* input = net->input_blobs()[i];
+    const std::string& name = names[net->input_blob_indices()[i]];
+    if (name == "im_info" && image && input->num_axes() == 2 && input->shape(1) == 3) {
+      float* info = input->mutable_cpu_data();
+      for (int n = 0; n < input->shape(0); ++n) {
+        info[3 * n] = static_cast<float>(image->shape(2));
+        info[3 * n + 1] = static_cast<float>(image->shape(3));
+        info[3 * n + 2] = 1;
+      }
+    } else if (input->num_axes() > 0 && input->count() > input->shape(0)) {
+      crema::GetFiller<float>(noise)->Fill(input);
+    }
+  }
+}
+
 // Times forward and backward of a net, layer by layer, in Caffe's log layout,
 // then whole forward passes alone (what a deploy net costs).
 // On a GPU each layer's timer waits for the layer to finish, which a training
@@ -268,16 +298,7 @@ int Time() {
   SetUpMode();
   const std::vector<std::string> stages = SplitList(FLAGS_stage);
   crema::Net<float> net(FLAGS_model, PhaseFlag(), FLAGS_level, &stages);
-  // The net's inputs of several values per item (images, not labels) hold
-  // Gaussian noise: kernels can run faster on zeros than on data. An input
-  // without a shape is an error the forward pass reports.
-  crema::FillerParameter noise;
-  noise.set_type("gaussian");
-  for (crema::Blob<float>* input : net.input_blobs()) {
-    if (input->num_axes() > 0 && input->count() > input->shape(0)) {
-      crema::GetFiller<float>(noise)->Fill(input);
-    }
-  }
+  FillTimingInputs(&net);
 
   // One untimed pass of what is timed below: allocations, first touches of
   // memory and lazy set-up (cuDNN's algorithm choice) happen here, not below;
@@ -341,8 +362,9 @@ std::string MetricsPath() {
   if (!FLAGS_metrics.empty()) return FLAGS_metrics;
   if (FLAGS_logtostderr) return "";
   const std::string pid = "." + std::to_string(getpid());
-  const std::vector<std::string> dirs =
-      FLAGS_log_dir.empty() ? google::GetLoggingDirectories() : std::vector<std::string>{FLAGS_log_dir};
+  const std::vector<std::string> dirs = FLAGS_log_dir.empty()
+                                            ? google::GetLoggingDirectories()
+                                            : std::vector<std::string>{FLAGS_log_dir};
   for (const std::string& dir : dirs) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {

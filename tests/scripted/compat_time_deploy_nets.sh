@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs `crema time --iterations=1` (forward and backward) on every deploy-style
 # BVLC net in ../shared/compat/bvlc, unchanged, and checks that every layer was
-# timed and that whole forward passes were timed alone; skipped where the BVLC
-# files are missing (require_compat).
+# timed and that whole forward passes were timed alone; then on the two R-CNN
+# deploy files of ../shared/realnets (an im_info input); skipped where the
+# BVLC files are missing (require_compat).
 #   compat_time_deploy_nets.sh CREMA COMPAT_DIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -70,6 +71,22 @@ for net in "${nets[@]}"; do
     failed=$((failed + 1))
   fi
   problem=""
+done
+# The R-CNN deploy files of ../shared/realnets, unchanged: their im_info
+# input must hold the image's size (noise there is refused by Proposal).
+for net in faster_rcnn_zf rfcn_resnet50; do
+  file=$compat/../realnets/$net/deploy.prototxt
+  if [[ -f $file ]] && "$crema" time --model="$file" --iterations=1 >"$log" 2>&1 &&
+    awk '/Average Forward-Backward:/ { total = $(NF - 1) } END { exit !(total > 0) }' "$log"; then
+    ms=$(grep -o 'Average Forward-Backward: [0-9.]* ms' "$log" | grep -o '[0-9.]* ms')
+    echo "ok   realnets/$net  forward-backward $ms"
+    passed=$((passed + 1))
+  else
+    echo "FAIL realnets/$net"
+    [[ -f $file ]] || echo "$file is missing"
+    tail -5 "$log"
+    failed=$((failed + 1))
+  fi
 done
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
