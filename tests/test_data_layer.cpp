@@ -1,11 +1,13 @@
 // The prefetching Data layer: it serves batches in database order across the
-// wrap-around, per-solver slices, leaves no thread behind when destroyed
+// wrap-around (or shuffled per pass), per-solver slices, leaves no thread behind when destroyed
 // mid-prefetch, and refuses records of another shape by name.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/thread.hpp>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +82,80 @@ TEST_F(DataLayerTest, PerSolverSlices) {
     layers[1]->Forward(bottom, tops[1]);
     EXPECT_EQ(Labels(*tops[0][1]), (std::vector<int>{(4 * step) % 8, (4 * step + 2) % 8}));
     EXPECT_EQ(Labels(*tops[1][1]), (std::vector<int>{(4 * step + 1) % 8, (4 * step + 3) % 8}));
+  }
+}
+
+// data_param.shuffle (NVCaffe's, Intel's, TSN's field): each pass serves every
+// record once, pass 0 in an order of its own and each later pass in
+// another; the data travels with its label.
+TEST_F(DataLayerTest, ShuffleServesEveryRecordOncePerPassInOrdersOfTheirOwn) {
+  const int count = 20, batch = 4;
+  LayerParameter param = DataParam(MakeDB(count), batch);
+  param.mutable_data_param()->set_shuffle(true);
+  DataLayer<float> layer(param);
+  Blob<float> data, label;
+  std::vector<Blob<float>*> bottom, top{&data, &label};
+  layer.SetUp(bottom, top);
+  std::vector<std::vector<int>> passes(3);
+  for (auto& pass : passes) {
+    while (pass.size() < static_cast<size_t>(count)) {
+      layer.Forward(bottom, top);
+      for (int i = 0; i < batch; ++i) {
+        EXPECT_EQ(data.cpu_data()[4 * i], label.cpu_data()[i]);  // pixel 0 is the index
+      }
+      for (int value : Labels(label)) pass.push_back(value);
+    }
+  }
+  std::vector<int> in_order(count);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  for (size_t p = 0; p < passes.size(); ++p) {
+    std::vector<int> sorted = passes[p];
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, in_order) << "pass " << p << " serves each record once";
+  }
+  EXPECT_NE(passes[0], in_order) << "the first pass is shuffled too";
+  EXPECT_NE(passes[1], passes[0]);
+  EXPECT_NE(passes[2], passes[1]);
+}
+
+// Two solvers of a shuffling reader: disjoint slices that together make
+// each pass.
+TEST_F(DataLayerTest, ShuffledSolverSlicesShareEachPass) {
+  const std::string source = MakeDB(8);
+  Context::set_solver_count(2);
+  Context::set_local_solver_count(2);
+  std::vector<std::unique_ptr<DataLayer<float>>> layers;
+  std::vector<std::unique_ptr<Blob<float>>> blobs;
+  std::vector<std::vector<Blob<float>*>> tops(2);
+  std::vector<Blob<float>*> bottom;
+  for (int rank = 0; rank < 2; ++rank) {
+    Context::set_solver_rank(rank);
+    LayerParameter param = DataParam(source, 2);
+    param.mutable_data_param()->set_shuffle(true);
+    layers.emplace_back(new DataLayer<float>(param));
+    blobs.emplace_back(new Blob<float>());
+    blobs.emplace_back(new Blob<float>());
+    tops[rank] = {blobs[2 * rank].get(), blobs[2 * rank + 1].get()};
+  }
+  boost::thread other([&] {
+    Context::set_solver_count(2);
+    Context::set_local_solver_count(2);
+    Context::set_solver_rank(1);
+    layers[1]->SetUp(bottom, tops[1]);
+  });
+  Context::set_solver_rank(0);
+  layers[0]->SetUp(bottom, tops[0]);
+  other.join();
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<int> seen;
+    for (int step = 0; step < 2; ++step) {
+      for (int rank = 0; rank < 2; ++rank) {
+        layers[rank]->Forward(bottom, tops[rank]);
+        for (int value : Labels(*tops[rank][1])) seen.push_back(value);
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7})) << "pass " << pass;
   }
 }
 

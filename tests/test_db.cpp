@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "crema/storage/lmdb_reader.hpp"
 #include "crema/tools/convert_mnist.hpp"
 #include "crema/util/db.hpp"
-#include "crema/storage/lmdb_reader.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"
 
@@ -62,6 +62,35 @@ TEST_P(DBTest, ReadsBackInKeyOrder) {
   EXPECT_EQ(count, 50);
   cursor->SeekToFirst();
   EXPECT_EQ(cursor->value(), "value0");
+}
+
+// Seek finds a record by its key in both backends, through the reading
+// cursor and (LMDB) the writing one; Next goes on in key order from it; a
+// key the database lacks is an Error naming it.
+TEST_P(DBTest, SeekFindsARecordByItsKey) {
+  WriteRecords(50);
+  for (const db::Mode mode : {db::READ, db::WRITE}) {
+    SCOPED_TRACE(mode == db::READ ? "READ" : "WRITE");
+    auto db = db::GetDB(GetParam());
+    db->Open(source_, mode);
+    auto cursor = db->NewCursor();
+    for (int i : {37, 0, 49, 12, 13, 37}) {
+      char key[16];
+      snprintf(key, sizeof(key), "%08d", i);
+      cursor->Seek(key);
+      ASSERT_TRUE(cursor->valid());
+      EXPECT_EQ(cursor->key(), key);
+      EXPECT_EQ(cursor->value(), "value" + std::to_string(i));
+    }
+    cursor->Next();
+    EXPECT_EQ(cursor->value(), "value38");
+    for (const char* missing : {"00000012x", "0000001", "", "99999999"}) {
+      const std::string message = ErrorMessageOf([&] { cursor->Seek(missing); });
+      EXPECT_NE(message.find(std::string("'") + missing + "'"), std::string::npos) << message;
+    }
+    cursor.reset();  // before the database closes
+    db->Close();
+  }
 }
 
 TEST_P(DBTest, NewRefusesAnExistingDatabase) {
@@ -305,6 +334,58 @@ TEST_F(LmdbReaderTest, ReadsValuesLargerThanAPage) {
   Write(records, 3);
   EXPECT_GT(Meta().overflow_pages, 256u);
   EXPECT_EQ(ReadAll(), records);
+}
+
+// Seek descends the branch pages to every key, in any order and as often as
+// asked (each descent has bounds of its own), values on overflow pages
+// included; walking the keys alone reads no overflow page.
+TEST_F(LmdbReaderTest, SeeksEveryKeyOfATreeWithBranchPages) {
+  Records records = Numbered(30000, [](int i) { return i % 1000 == 0 ? 9000 : 100; });
+  Write(records);
+  ASSERT_GE(Meta().depth, 3);
+  auto db = db::GetDB("lmdb");
+  db->Open(source_, db::READ);
+  auto cursor = db->NewCursor();
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const auto& record = records[(i * 7919 + round) % records.size()];
+      cursor->Seek(record.first);
+      ASSERT_TRUE(cursor->valid());
+      ASSERT_EQ(cursor->value(), record.second);
+    }
+  }
+  cursor->Seek(records.back().first);
+  cursor->Next();
+  EXPECT_FALSE(cursor->valid());
+}
+
+TEST_F(LmdbReaderTest, WalkingKeysLeavesOverflowPagesUnread) {
+  Write(Numbered(20, [](int i) { return i == 5 ? 20000 : 10; }));
+  const db::LmdbMeta meta = Meta();
+  ASSERT_GT(meta.overflow_pages, 1u);
+  // Break the overflow run's first page (its flags say branch): only the
+  // value of record 5 reads it.
+  std::string bytes = Bytes();
+  bool broken = false;
+  for (uint64_t pgno = 2; pgno <= meta.last_page && !broken; ++pgno) {
+    const size_t flags = pgno * meta.page_size + 10;  // after pgno and pad
+    if ((LmdbU16(bytes, flags) & 0x7) != 0x4) continue;
+    SetLmdbU16(&bytes, flags, 0x1);
+    broken = true;
+  }
+  ASSERT_TRUE(broken);
+  SetBytes(bytes);
+  auto db = db::GetDB("lmdb");
+  db->Open(source_, db::READ);
+  auto cursor = db->NewCursor();
+  size_t keys = 0;
+  for (; cursor->valid(); cursor->Next()) ++keys;
+  EXPECT_EQ(keys, 20u);
+  cursor->Seek("00000004");
+  EXPECT_EQ(cursor->value().size(), 10u);
+  cursor->Seek("00000005");
+  const std::string message = ErrorMessageOf([&] { cursor->value(); });
+  EXPECT_NE(message.find("expected an overflow page"), std::string::npos) << message;
 }
 
 TEST_F(LmdbReaderTest, EmptyDatabaseIteratesNothing) {

@@ -3,12 +3,14 @@
 // Data layer gets its own pair of queues (free, full) from it, and the body
 // deals records round-robin over the solvers in rank order, so N solvers read
 // N disjoint, interleaved slices of the data in a fixed order, and the
-// database is opened once. At the end of the database it wraps around.
+// database is opened once. At the end of the database it wraps around; with
+// data_param.shuffle every pass reads the records in an order of its own.
 //
 // Resuming: a body counts the records it has dealt from the start of the
 // database. A solver state stores, per reader, where the solvers' unconsumed
 // records began; the Data layer of a resumed net passes its entry to the
-// reader, whose body then starts there instead of at rand_skip.
+// reader, whose body then starts there instead of at rand_skip (a shuffling
+// body also takes back its seed, so the passes keep their orders).
 #ifndef CREMA_DATA_READER_HPP_
 #define CREMA_DATA_READER_HPP_
 
@@ -70,6 +72,10 @@ class DataReader {
   int solver_count() const;
   // The batch count saved with the start position (0 for a fresh start).
   uint64_t start_batches() const;
+  // Whether the body reads each pass in an order of its own
+  // (data_param.shuffle), and the seed of those orders.
+  bool shuffles() const;
+  uint64_t shuffle_seed() const;
 
   // The number of reader bodies alive in this process (for tests).
   static size_t live_bodies();

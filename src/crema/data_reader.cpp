@@ -6,6 +6,7 @@
 #include <set>
 
 #include "crema/layer.hpp"
+#include "crema/util/pass_order.hpp"
 #include "crema/util/producer_priority.hpp"
 
 namespace crema {
@@ -14,7 +15,9 @@ namespace crema {
 // takes one record per round, in rank order; this process's solvers get theirs
 // through their queue pairs (each waited for when first needed, so rank 0 is
 // served while the others are still being built), the other processes'
-// records are skipped. The database wraps at its end.
+// records are skipped. The database wraps at its end. With data_param.shuffle
+// each pass reads every record once, in an order of its own drawn from the
+// reader's seed and the pass (PassOrder), the cursor seeking each by its key.
 class DataReader::Body : public InternalThread {
  public:
   // start: where a resumed run stands, or null for a fresh start.
@@ -38,6 +41,14 @@ class DataReader::Body : public InternalThread {
     CREMA_REQUIRE(cursor_->valid(), "layer '" << param_.name() << "' (" << param_.type()
                                               << "): the database " << data.source()
                                               << " holds no records");
+    // The draws happen whether or not a resumed state replaces them, so the
+    // layer's later draws (its transformation seed) are the straight run's.
+    const unsigned skip = data.rand_skip() ? Context::rng()() % data.rand_skip() : 0;
+    if (data.shuffle()) {
+      const uint64_t drawn = DrawSeed();
+      shuffle_seed_ = start && start->has_shuffle_seed() ? start->shuffle_seed() : drawn;
+      ReadKeys();
+    }
     if (start) {
       LOG(INFO) << "Resuming layer '" << param_.name() << "' at record " << start->position()
                 << " of " << data.source();
@@ -46,7 +57,6 @@ class DataReader::Body : public InternalThread {
       SkipTo(start_position_);
     } else if (data.rand_skip()) {
       // Skip a random number of records, so solvers of several runs start apart.
-      const unsigned skip = Context::rng()() % data.rand_skip();
       LOG(INFO) << "Skipping first " << skip << " data points.";
       start_position_ = skip;
       SkipTo(skip);
@@ -72,6 +82,8 @@ class DataReader::Body : public InternalThread {
   uint64_t start_position() const { return start_position_; }
   uint64_t start_batches() const { return start_batches_; }
   int solver_count() const { return solver_count_; }
+  bool shuffles() const { return !keys_.empty(); }
+  uint64_t shuffle_seed() const { return shuffle_seed_; }
 
  protected:
   void InternalThreadEntry() override {
@@ -109,6 +121,10 @@ class DataReader::Body : public InternalThread {
  private:
   void ReadOne(QueuePair* pair) {
     DataRecord* record = pair->TakeFree();
+    if (shuffles() && !positioned_) {
+      cursor_->Seek(keys_[walk_.current()]);
+      positioned_ = true;
+    }
     priority_.SetAhead(2 * pair->full.size() >= pair->capacity);
     record->key = cursor_->key();
     if (param_.type() == "AnnotatedData") {
@@ -126,9 +142,21 @@ class DataReader::Body : public InternalThread {
     Advance();
   }
 
-  // Moves the cursor `count` records on from the first. A full pass counts
+  // Every key, in key order, and pass 0's order over them.
+  void ReadKeys() {
+    for (cursor_->SeekToFirst(); cursor_->valid(); cursor_->Next()) keys_.push_back(cursor_->key());
+    walk_ = PassWalk(keys_.size(), true, shuffle_seed_);
+    positioned_ = false;
+  }
+
+  // Moves the walk `count` records on from the first. A full pass counts
   // the records once, so a far position costs at most two passes.
   void SkipTo(uint64_t count) {
+    if (shuffles()) {
+      walk_ = PassWalk(keys_.size(), true, shuffle_seed_, count);
+      positioned_ = false;
+      return;
+    }
     uint64_t size = 0;
     for (; size < count; ++size) {
       cursor_->Next();
@@ -143,6 +171,11 @@ class DataReader::Body : public InternalThread {
   }
 
   void Advance() {
+    if (shuffles()) {
+      walk_.Advance();
+      positioned_ = false;  // ReadOne seeks the record when it is this process's
+      return;
+    }
     cursor_->Next();
     if (!cursor_->valid()) {
       VLOG(1) << "Restarting data prefetching from start.";
@@ -158,6 +191,12 @@ class DataReader::Body : public InternalThread {
   uint64_t start_batches_ = 0;
   std::unique_ptr<db::DB> db_;
   std::unique_ptr<db::Cursor> cursor_;
+  // With shuffle: every key, the walk over them, and whether the cursor is
+  // at the walk's record yet.
+  uint64_t shuffle_seed_ = 0;
+  std::vector<std::string> keys_;
+  PassWalk walk_;
+  bool positioned_ = true;
   BlockingQueue<std::shared_ptr<QueuePair>> new_pairs_;
   boost::mutex pairs_mutex_;
   std::vector<std::shared_ptr<QueuePair>> pairs_;
@@ -254,6 +293,10 @@ uint64_t DataReader::start_position() const { return body_->start_position(); }
 uint64_t DataReader::start_batches() const { return body_->start_batches(); }
 
 int DataReader::solver_count() const { return body_->solver_count(); }
+
+bool DataReader::shuffles() const { return body_->shuffles(); }
+
+uint64_t DataReader::shuffle_seed() const { return body_->shuffle_seed(); }
 
 std::string DataReader::failure_message() const { return body_->failure_message(); }
 

@@ -71,6 +71,11 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
                 "transform_param: resize_param, distort_param, expand_param and emit_constraint "
                 "(SSD's) are applied only by AnnotatedData, which moves the boxes with the "
                 "image; this layer would ignore them");
+  CREMA_REQUIRE(
+      param_.scale_factors_size() == 0 && !param_.has_crop_height() && !param_.has_crop_width(),
+      "transform_param: scale_factors, crop_height and crop_width (DeepLab v2's and "
+      "PSPNet's) are applied only by ImageSegData, which scales and crops the labels "
+      "with the image; this layer would ignore them");
 }
 
 template <typename Dtype>

@@ -1,10 +1,11 @@
-// Data layers: BaseDataLayer (no bottoms, tops data and optionally label,
-// a DataTransformer) and BasePrefetchingDataLayer, which fills batches on its
+// Data layers: BaseDataLayer (no bottoms, tops data and optionally label
+// and a third, a DataTransformer) and BasePrefetchingDataLayer, which fills batches on its
 // own thread while the solver computes: PREFETCH batches cycle between a free
 // and a full queue, and Forward takes the next full batch.
 #ifndef CREMA_LAYERS_BASE_DATA_LAYER_HPP_
 #define CREMA_LAYERS_BASE_DATA_LAYER_HPP_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "crema/internal_thread.hpp"
 #include "crema/layer.hpp"
 #include "crema/util/blocking_queue.hpp"
+#include "crema/util/pass_order.hpp"
 #include "crema/util/producer_priority.hpp"
 
 namespace crema {
@@ -21,10 +23,6 @@ namespace crema {
 // data_param.prefetch above this is refused: each prefetched batch holds a
 // whole batch's blobs, so the count read from a file is bounded first.
 constexpr uint32_t kMaxPrefetchBatches = 256;
-
-// 2^64 / golden ratio: seed + index * kSeedSpread gives consecutive items,
-// batches or passes seeds spread over the seed space.
-constexpr uint64_t kSeedSpread = 0x9E3779B97F4A7C15ULL;
 
 template <typename Dtype>
 class BaseDataLayer : public Layer<Dtype> {
@@ -49,12 +47,21 @@ class BaseDataLayer : public Layer<Dtype> {
   TransformationParameter transform_param_;
   std::unique_ptr<DataTransformer<Dtype>> data_transformer_;
   bool output_labels_ = false;
+  size_t top_count_ = 0;  // the tops LayerSetUp was given
 };
 
 template <typename Dtype>
 struct Batch {
   Blob<Dtype> data_;
   Blob<Dtype> label_;
+  // A third top, for the layers that have one (ImageSegData's image sizes).
+  Blob<Dtype> extra_;
+  // The blobs the layer's first `tops` tops show, in top order.
+  std::vector<Blob<Dtype>*> Served(size_t tops) {
+    std::vector<Blob<Dtype>*> blobs{&data_, &label_, &extra_};
+    blobs.resize(std::min(tops, blobs.size()));
+    return blobs;
+  }
 };
 
 template <typename Dtype>
@@ -84,13 +91,6 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public InternalThr
   void OnInternalThreadFailed() override;
   // Fills one batch (on the prefetch thread).
   virtual void load_batch(Batch<Dtype>* batch) = 0;
-  // 64 bits from the calling thread's generator: the seed a layer draws at
-  // set-up for the random transformations of its batches.
-  static uint64_t DrawSeed() {
-    const uint64_t high = Context::rng()();
-    return (high << 32) | Context::rng()();
-  }
-
   std::vector<std::unique_ptr<Batch<Dtype>>> prefetch_;
   BlockingQueue<Batch<Dtype>*> prefetch_free_;
   BlockingQueue<Batch<Dtype>*> prefetch_full_;

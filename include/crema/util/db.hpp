@@ -20,6 +20,9 @@ class Cursor {
   virtual ~Cursor() = default;
   virtual void SeekToFirst() = 0;
   virtual void Next() = 0;
+  // Moves to the record whose key is exactly `key` (Next goes on from it in
+  // key order); an Error naming the key and the database when none is.
+  virtual void Seek(const std::string& key) = 0;
   virtual std::string key() const = 0;
   virtual std::string value() const = 0;
   virtual bool valid() const = 0;

@@ -28,6 +28,11 @@ enum class ImageColor { kAsStored, kColor, kGray };
 cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int height = 0,
                          int width = 0);
 
+// Reads a label image (one grey channel whose values are classes); resizes
+// it to height x width when both are positive by nearest neighbour, so no
+// class is invented between two.
+cv::Mat ReadLabelImageToCVMat(const std::string& filename, int height = 0, int width = 0);
+
 // Decodes an encoded Datum; `what` names the record in errors (its key).
 cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what);
 

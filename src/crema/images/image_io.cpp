@@ -61,11 +61,12 @@ void RequirePixelsWithinLimit(uint64_t width, uint64_t height, const std::string
 
 // A resize asked for by a file's settings (new_height, new_width) is held to
 // the pixel limit too, before cv::resize takes the memory.
-cv::Mat Resized(const cv::Mat& image, int height, int width, const std::string& what) {
+cv::Mat Resized(const cv::Mat& image, int height, int width, const std::string& what,
+                int interpolation = cv::INTER_LINEAR) {
   if (height <= 0 || width <= 0 || (image.rows == height && image.cols == width)) return image;
   RequirePixelsWithinLimit(width, height, what + " resized");
   cv::Mat resized;
-  cv::resize(image, resized, cv::Size(width, height));
+  cv::resize(image, resized, cv::Size(width, height), 0, 0, interpolation);
   return resized;
 }
 
@@ -154,6 +155,11 @@ std::string ImageExtension(const std::string& filename) {
 cv::Mat ReadImageToCVMat(const std::string& filename, ImageColor color, int height, int width) {
   return Resized(DecodeImageBytes(ReadFileBytes(filename), color, filename), height, width,
                  filename);
+}
+
+cv::Mat ReadLabelImageToCVMat(const std::string& filename, int height, int width) {
+  return Resized(DecodeImageBytes(ReadFileBytes(filename), ImageColor::kGray, filename), height,
+                 width, filename, cv::INTER_NEAREST);
 }
 
 cv::Mat DecodeDatumToCVMat(const Datum& datum, ImageColor color, const std::string& what) {

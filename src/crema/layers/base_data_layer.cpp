@@ -10,6 +10,7 @@ template <typename Dtype>
 void BaseDataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>& bottom,
                                       const std::vector<Blob<Dtype>*>& top) {
   output_labels_ = top.size() > 1;
+  top_count_ = top.size();
   try {
     data_transformer_.reset(new DataTransformer<Dtype>(transform_param_, this->phase_));
   } catch (const Error& e) {
@@ -48,14 +49,12 @@ void BasePrefetchingDataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>
   // Allocate here, not on the prefetch thread: in GPU mode host memory is
   // pinned, and every buffer exists before the thread touches it.
   for (auto& batch : prefetch_) {
-    batch->data_.mutable_cpu_data();
-    if (this->output_labels_) batch->label_.mutable_cpu_data();
+    for (Blob<Dtype>* blob : batch->Served(this->top_count_)) {
+      blob->mutable_cpu_data();
 #ifndef CPU_ONLY
-    if (Context::mode() == Context::GPU) {
-      batch->data_.mutable_gpu_data();
-      if (this->output_labels_) batch->label_.mutable_gpu_data();
-    }
+      if (Context::mode() == Context::GPU) blob->mutable_gpu_data();
 #endif
+    }
   }
   VLOG(1) << "Initializing prefetch";
   StartInternalThread();
@@ -78,8 +77,9 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry() {
 #ifndef CPU_ONLY
       if (Context::mode() == Context::GPU) {
         // Copy to the device on this thread's stream, overlapping the solver.
-        batch->data_.data()->async_gpu_push(stream);
-        if (this->output_labels_) batch->label_.data()->async_gpu_push(stream);
+        for (Blob<Dtype>* blob : batch->Served(this->top_count_)) {
+          blob->data()->async_gpu_push(stream);
+        }
         CUDA_CHECK(cudaStreamSynchronize(stream));
       }
 #endif
@@ -121,20 +121,19 @@ template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom,
                                                   const std::vector<Blob<Dtype>*>& top) {
   Batch<Dtype>* batch = NextBatch();
-  top[0]->ReshapeLike(batch->data_);
-  if (this->output_labels_) top[1]->ReshapeLike(batch->label_);
-  if (!this->IsShared()) {
-    // The tops point into the batch, which stays out of the free queue until
-    // the next Forward (NextBatch): no copy of a batch that can be tens of MB.
-    top[0]->set_cpu_data(batch->data_.mutable_cpu_data());
-    if (this->output_labels_) top[1]->set_cpu_data(batch->label_.mutable_cpu_data());
-    return;
-  }
-  // A layer shared by several solvers hands the next batch to the next
-  // solver while this one still computes on its tops: they get copies.
-  cpu_copy(batch->data_.count(), batch->data_.cpu_data(), top[0]->mutable_cpu_data());
-  if (this->output_labels_) {
-    cpu_copy(batch->label_.count(), batch->label_.cpu_data(), top[1]->mutable_cpu_data());
+  const std::vector<Blob<Dtype>*> served = batch->Served(top.size());
+  for (size_t i = 0; i < served.size(); ++i) {
+    top[i]->ReshapeLike(*served[i]);
+    if (!this->IsShared()) {
+      // The tops point into the batch, which stays out of the free queue
+      // until the next Forward (NextBatch): no copy of a batch that can be
+      // tens of MB.
+      top[i]->set_cpu_data(served[i]->mutable_cpu_data());
+    } else {
+      // A layer shared by several solvers hands the next batch to the next
+      // solver while this one still computes on its tops: they get copies.
+      cpu_copy(served[i]->count(), served[i]->cpu_data(), top[i]->mutable_cpu_data());
+    }
   }
 }
 
@@ -143,13 +142,11 @@ void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*
                                                   const std::vector<Blob<Dtype>*>& top) {
 #ifndef CPU_ONLY
   Batch<Dtype>* batch = NextBatch();
-  top[0]->ReshapeLike(batch->data_);
-  gpu_memcpy(batch->data_.count() * sizeof(Dtype), batch->data_.gpu_data(),
-             top[0]->mutable_gpu_data());
-  if (this->output_labels_) {
-    top[1]->ReshapeLike(batch->label_);
-    gpu_memcpy(batch->label_.count() * sizeof(Dtype), batch->label_.gpu_data(),
-               top[1]->mutable_gpu_data());
+  const std::vector<Blob<Dtype>*> served = batch->Served(top.size());
+  for (size_t i = 0; i < served.size(); ++i) {
+    top[i]->ReshapeLike(*served[i]);
+    gpu_memcpy(served[i]->count() * sizeof(Dtype), served[i]->gpu_data(),
+               top[i]->mutable_gpu_data());
   }
 #else
   NO_GPU;

@@ -31,7 +31,7 @@ DataRecord* DataLayer<Dtype>::NextRecord() {
 template <typename Dtype>
 const DataRecord& DataLayer<Dtype>::StartReader() {
   reader_.reset(new DataReader(this->layer_param_, resume_start_.get()));
-  transform_seed_ = this->DrawSeed();
+  transform_seed_ = DrawSeed();
   this->batches_served_ = reader_->start_batches();
   batches_loaded_ = reader_->start_batches();
   // Peeking leaves the first record first in the queue.
@@ -131,6 +131,7 @@ DataReaderPosition DataLayer<Dtype>::ResumePosition() const {
   position.set_key(reader_->key());
   position.set_position(reader_->start_position() + consumed * reader_->solver_count());
   position.set_batches(this->batches_served_);
+  if (reader_->shuffles()) position.set_shuffle_seed(reader_->shuffle_seed());
   return position;
 }
 

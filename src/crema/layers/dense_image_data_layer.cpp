@@ -3,7 +3,6 @@
 #ifdef CREMA_OPENCV
 
 #include <algorithm>
-#include <numeric>
 #include <opencv2/imgproc/imgproc.hpp>
 
 #include "crema/tools/convert_imageset.hpp"
@@ -57,16 +56,15 @@ void DenseImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>&
   CheckSettings();
   const DenseImageDataParameter& param = this->layer_param_.dense_image_data_param();
   ReadList();
-  seed_ = this->DrawSeed();
+  seed_ = DrawSeed();
+  uint64_t skip = 0;
   if (param.rand_skip()) {
-    next_line_ = Context::rng()() % param.rand_skip() % lines_.size();
-    LOG(INFO) << "Skipping first " << next_line_ << " images.";
+    skip = Context::rng()() % param.rand_skip() % lines_.size();
+    LOG(INFO) << "Skipping first " << skip << " images.";
   }
-  order_.resize(lines_.size());
-  std::iota(order_.begin(), order_.end(), 0);
-  if (param.shuffle()) Shuffle(0);
+  walk_ = PassWalk(lines_.size(), param.shuffle(), seed_, skip);
   // The first pair gives the shape.
-  const Line& first = lines_[order_[next_line_]];
+  const Line& first = lines_[walk_.current()];
   Pair pair = LoadPair(first, nullptr);
   const int crop_height = static_cast<int>(param.crop_height());
   if (crop_height > 0) {  // the crop's size, wherever it falls
@@ -95,12 +93,7 @@ typename DenseImageDataLayer<Dtype>::Pair DenseImageDataLayer<Dtype>::LoadPair(c
   try {
     pair.image = ReadImageToCVMat(
         line.image, param.is_color() ? ImageColor::kColor : ImageColor::kGray, height, width);
-    pair.labels = ReadImageToCVMat(line.labels, ImageColor::kGray);
-    if (height > 0) {
-      cv::Mat resized;
-      cv::resize(pair.labels, resized, cv::Size(width, height), 0, 0, cv::INTER_NEAREST);
-      pair.labels = resized;
-    }
+    pair.labels = ReadLabelImageToCVMat(line.labels, height, width);
   } catch (const Error& e) {
     CREMA_FAIL("layer '" << this->layer_param_.name() << "' (DenseImageData): " << param.source()
                          << ":" << line.number << ": " << e.what());
@@ -152,21 +145,10 @@ void DenseImageDataLayer<Dtype>::FillItem(const Line& line, const Pair& pair,
   }
 }
 
-// Each pass's order is drawn from the seed and the pass alone (Fisher-Yates).
-template <typename Dtype>
-void DenseImageDataLayer<Dtype>::Shuffle(uint64_t epoch) {
-  RNG rng(seed_ ^ ((epoch + 1) * kSeedSpread));
-  for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);
-}
-
 template <typename Dtype>
 const typename DenseImageDataLayer<Dtype>::Line& DenseImageDataLayer<Dtype>::NextLine() {
-  const Line& line = lines_[order_[next_line_]];
-  if (++next_line_ == lines_.size()) {
-    next_line_ = 0;
-    ++epoch_;
-    if (this->layer_param_.dense_image_data_param().shuffle()) Shuffle(epoch_);
-  }
+  const Line& line = lines_[walk_.current()];
+  walk_.Advance();
   return line;
 }
 

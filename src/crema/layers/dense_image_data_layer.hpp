@@ -61,15 +61,11 @@ class DenseImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   // labels times scale into labels; both must have the batch's shape.
   void FillItem(const Line& line, const Pair& pair, const std::vector<int>& shape, Dtype* data,
                 Dtype* labels) const;
-  // Reorders order_ for pass `epoch`.
-  void Shuffle(uint64_t epoch);
   // The line of the stream's next item (prefetch thread only).
   const Line& NextLine();
 
   std::vector<Line> lines_;
-  std::vector<int> order_;  // of pass epoch_
-  uint64_t epoch_ = 0;
-  uint64_t next_line_ = 0;
+  PassWalk walk_;  // over lines_
   uint64_t items_loaded_ = 0;
   uint64_t seed_ = 0;
 };

@@ -46,7 +46,7 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
   CREMA_LAYER_REQUIRE((param.new_height() == 0) == (param.new_width() == 0),
                       "give both new_height and new_width, or neither");
   ReadList();
-  seed_ = this->DrawSeed();
+  seed_ = DrawSeed();
   if (resume_) {
     seed_ = resume_->seed();
     start_ = {resume_->epoch(), resume_->line()};
@@ -86,13 +86,11 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bott
 
 template <typename Dtype>
 std::vector<int> ImageDataLayer<Dtype>::OrderFor(uint64_t epoch) const {
+  if (this->layer_param_.image_data_param().shuffle()) {
+    return PassOrder<int>(lines_.size(), seed_, epoch);
+  }
   std::vector<int> order(lines_.size());
   std::iota(order.begin(), order.end(), 0);
-  if (!this->layer_param_.image_data_param().shuffle()) return order;
-  // Each pass has its own order, drawn from the seed and the pass alone, so a
-  // resumed run needs only the pass number to read in the same order.
-  RNG rng(seed_ ^ ((epoch + 1) * kSeedSpread));
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
   return order;
 }
 

@@ -477,7 +477,7 @@ void WindowDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bot
   CheckWarps();
   LoadMean();
   CheckImages();
-  seed_ = this->DrawSeed();
+  seed_ = DrawSeed();
   batches_loaded_ = 0;
 
   const std::vector<int> shape{batch_size, channels_, crop_size_, crop_size_};

@@ -29,8 +29,18 @@ class LmdbCursor : public Cursor {
     mdb_cursor_close(cursor_);
     mdb_txn_abort(txn_);
   }
-  void SeekToFirst() override { Seek(MDB_FIRST); }
-  void Next() override { Seek(MDB_NEXT); }
+  void SeekToFirst() override { Move(MDB_FIRST); }
+  void Next() override { Move(MDB_NEXT); }
+  void Seek(const std::string& key) override {
+    // A key LMDB cannot hold (empty, or past its key size) names no record.
+    const size_t longest = static_cast<size_t>(mdb_env_get_maxkeysize(mdb_txn_env(txn_)));
+    valid_ = false;
+    if (!key.empty() && key.size() <= longest) {
+      key_ = MDB_val{key.size(), const_cast<char*>(key.data())};
+      Move(MDB_SET_KEY);
+    }
+    CREMA_REQUIRE(valid_, "LMDB: no record has the key '" << key << "'");
+  }
   std::string key() const override {
     return std::string(static_cast<const char*>(key_.mv_data), key_.mv_size);
   }
@@ -40,7 +50,7 @@ class LmdbCursor : public Cursor {
   bool valid() const override { return valid_; }
 
  private:
-  void Seek(MDB_cursor_op op) {
+  void Move(MDB_cursor_op op) {
     const int status = mdb_cursor_get(cursor_, &key_, &value_, op);
     if (status == MDB_NOTFOUND) {
       valid_ = false;
@@ -196,6 +206,12 @@ class LevelDBCursor : public Cursor {
   void Next() override {
     iter_->Next();
     CheckStatus();
+  }
+  void Seek(const std::string& key) override {
+    iter_->Seek(key);
+    CheckStatus();
+    CREMA_REQUIRE(iter_->Valid() && iter_->key() == leveldb::Slice(key),
+                  source_ << ": no record has the key '" << key << "'");
   }
   std::string key() const override { return iter_->key().ToString(); }
   std::string value() const override { return iter_->value().ToString(); }

@@ -199,9 +199,14 @@ LmdbFileCursor::LmdbFileCursor(std::shared_ptr<const LmdbFile> file) : file_(std
   SeekToFirst();
 }
 
-void LmdbFileCursor::SeekToFirst() {
+void LmdbFileCursor::ResetWalkBounds() {
   valid_ = false;
   branch_pages_read_ = leaf_pages_read_ = overflow_pages_read_ = records_read_ = 0;
+}
+
+void LmdbFileCursor::SeekToFirst() {
+  ResetWalkBounds();
+  whole_walk_ = true;
   if (path_.empty()) return;  // an empty database (its meta page says so)
   LoadPage(0, file_->meta().root);
   DescendLeftmost(0);
@@ -214,7 +219,7 @@ void LmdbFileCursor::Next() {
   size_t level = path_.size() - 1;
   while (path_[level].index + 1 >= path_[level].count) {  // climb out of finished pages
     if (level == 0) {
-      CheckRecordCount();
+      if (whole_walk_) CheckRecordCount();
       return;
     }
     --level;
@@ -222,6 +227,51 @@ void LmdbFileCursor::Next() {
   ++path_[level].index;
   DescendLeftmost(level);
   LoadRecord();
+}
+
+void LmdbFileCursor::Seek(const std::string& key) {
+  CREMA_REQUIRE(check_key_order_, file_->path() << ": its keys are not in byte order "
+                                                   "(MDB_REVERSEKEY or MDB_INTEGERKEY), so a "
+                                                   "record cannot be found by its key");
+  ResetWalkBounds();
+  whole_walk_ = false;  // a walk from here sees part of the records
+  CREMA_REQUIRE(!path_.empty(),
+                file_->path() << ": no record has the key '" << key << "' (the database is empty)");
+  LoadPage(0, file_->meta().root);
+  for (size_t level = 0; level + 1 < path_.size(); ++level) {
+    path_[level].index = LastNodeNotAfter(path_[level], key);
+    LoadPage(level + 1, ChildPage(path_[level]));
+  }
+  Level& leaf = path_.back();
+  leaf.index = LastNodeNotAfter(leaf, key);
+  CREMA_REQUIRE(NodeKey(leaf, leaf.index) == key, file_->path()
+                                                      << ": no record has the key '" << key << "'");
+  LoadRecord();
+}
+
+std::string_view LmdbFileCursor::NodeKey(const Level& level, unsigned index) const {
+  const size_t offset = NodeAt(level, index);
+  const char* node = level.page.data() + offset;
+  const uint16_t key_size = Load<uint16_t>(node + kNodeKeySizeAt);
+  CREMA_REQUIRE(offset + kNodeHeaderSize + key_size <= level.page.size(),
+                AtPage(level.pgno) << "the key of node " << index << " (" << key_size
+                                   << " bytes at offset " << offset << ") runs past the page");
+  return std::string_view(node + kNodeHeaderSize, key_size);
+}
+
+unsigned LmdbFileCursor::LastNodeNotAfter(const Level& level, std::string_view key) const {
+  // Invariant: node `low` is the answer's lower bound (node 0 when none of
+  // nodes 1.. comes before the key); keys ascend across the page.
+  unsigned low = 0, high = level.count;  // the answer lies in [low, high)
+  while (high - low > 1) {
+    const unsigned middle = low + (high - low) / 2;
+    if (NodeKey(level, middle) <= key) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
 }
 
 std::string LmdbFileCursor::AtPage(uint64_t pgno) const {
@@ -324,9 +374,10 @@ void LmdbFileCursor::LoadRecord() {
   key_size_ = key_size;
   value_data_ = key_data_ + key_size;
   value_size_ = data_size;
+  overflow_loaded_ = false;
   if (big) {
-    ReadOverflowValue(Load<uint64_t>(value_data_), data_size);
-    value_data_ = overflow_value_.data();
+    overflow_pgno_ = Load<uint64_t>(value_data_);
+    value_data_ = nullptr;
   }
   CheckKeyOrder();
   CREMA_REQUIRE(++records_read_ <= file_->meta().entries,
@@ -335,8 +386,17 @@ void LmdbFileCursor::LoadRecord() {
   valid_ = true;
 }
 
+std::string LmdbFileCursor::value() const {
+  if (value_data_) return std::string(value_data_, value_size_);
+  if (!overflow_loaded_) {
+    ReadOverflowValue(overflow_pgno_, value_size_);
+    overflow_loaded_ = true;
+  }
+  return overflow_value_;
+}
+
 // Reads a value stored in the overflow run that starts at page `pgno`.
-void LmdbFileCursor::ReadOverflowValue(uint64_t pgno, uint64_t size) {
+void LmdbFileCursor::ReadOverflowValue(uint64_t pgno, uint64_t size) const {
   const LmdbMeta& meta = file_->meta();
   const Level& leaf = path_.back();
   CREMA_REQUIRE(pgno >= kFirstDataPage && pgno <= meta.last_page,

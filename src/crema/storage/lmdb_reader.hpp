@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "crema/util/db.hpp"
@@ -64,8 +65,14 @@ class LmdbFileCursor : public Cursor {
   explicit LmdbFileCursor(std::shared_ptr<const LmdbFile> file);
   void SeekToFirst() override;
   void Next() override;
+  // Descends from the root to the key (byte order: a database of
+  // MDB_REVERSEKEY or MDB_INTEGERKEY order is an Error); the walk's bounds
+  // start again from it, as after SeekToFirst.
+  void Seek(const std::string& key) override;
   std::string key() const override { return std::string(key_data_, key_size_); }
-  std::string value() const override { return std::string(value_data_, value_size_); }
+  // A value on overflow pages is read here, when asked for, so that walking
+  // the keys alone reads the leaves only.
+  std::string value() const override;
   bool valid() const override { return valid_; }
 
  private:
@@ -82,7 +89,13 @@ class LmdbFileCursor : public Cursor {
   size_t NodeAt(const Level& level, unsigned index) const;
   uint64_t ChildPage(const Level& level) const;
   void LoadRecord();
-  void ReadOverflowValue(uint64_t pgno, uint64_t size);
+  void ReadOverflowValue(uint64_t pgno, uint64_t size) const;
+  // The key of node `index` of a page of the path.
+  std::string_view NodeKey(const Level& level, unsigned index) const;
+  // The last node of the page whose key is `key` or before it; a branch
+  // page's node 0 stands for every key before node 1's.
+  unsigned LastNodeNotAfter(const Level& level, std::string_view key) const;
+  void ResetWalkBounds();
   void CheckKeyOrder();
   void CheckRecordCount() const;
   // "<path>: page <pgno>: ", the start of an error message.
@@ -95,12 +108,20 @@ class LmdbFileCursor : public Cursor {
   size_t key_size_ = 0;
   const char* value_data_ = nullptr;
   size_t value_size_ = 0;
-  std::string overflow_value_;  // the current value when it is not in the leaf
+  // The current value when it is not in the leaf: its first overflow page,
+  // and the value once value() has read it.
+  uint64_t overflow_pgno_ = 0;
+  mutable bool overflow_loaded_ = false;
+  mutable std::string overflow_value_;
   bool check_key_order_ = true;
   std::string previous_key_;
   // Read in this pass, checked against the meta page's counts.
-  uint64_t branch_pages_read_ = 0, leaf_pages_read_ = 0, overflow_pages_read_ = 0;
+  uint64_t branch_pages_read_ = 0, leaf_pages_read_ = 0;
+  mutable uint64_t overflow_pages_read_ = 0;
   uint64_t records_read_ = 0;
+  // Whether this walk began at the first record (SeekToFirst), so that its
+  // end must have seen every record the meta page counts.
+  bool whole_walk_ = true;
 };
 
 }  // namespace db
