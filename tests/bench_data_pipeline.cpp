@@ -3,8 +3,10 @@
 // reading: a LeNet training step fed from the LMDB against the same step fed
 // from memory (MemoryData, same images), ITERATIONS timed steps of each per
 // round (default 500) in alternating chunks of 5, ROUNDS rounds (default 5),
-// each round's ratio of the median steps and of the total times.
-//   bench_data_pipeline TRAIN_LMDB [ITERATIONS] [ROUNDS]
+// each round's ratio of the median steps and of the total times. With
+// "shuffle" the Data layers read each pass in an order of their own
+// (data_param.shuffle: every record sought by its key).
+//   bench_data_pipeline TRAIN_LMDB [ITERATIONS] [ROUNDS] [shuffle]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -86,12 +88,14 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 1;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_data_pipeline TRAIN_LMDB [ITERATIONS] [ROUNDS]\n");
+    std::fprintf(stderr,
+                 "usage: bench_data_pipeline TRAIN_LMDB [ITERATIONS] [ROUNDS] [shuffle]\n");
     return 1;
   }
   const std::string source = argv[1];
   const int iterations = argc > 2 ? std::atoi(argv[2]) : 500;
   const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
+  const bool shuffle = argc > 4 && std::string(argv[4]) == "shuffle";
   const int batch = 64;
 
   // The memory-fed net steps over the LMDB's first 16 batches: the same
@@ -109,6 +113,7 @@ int main(int argc, char** argv) {
     param.mutable_data_param()->set_source(source);
     param.mutable_data_param()->set_batch_size(batch);
     param.mutable_data_param()->set_backend(crema::DataParameter::LMDB);
+    param.mutable_data_param()->set_shuffle(shuffle);
     crema::DataLayer<float> layer(param);
     crema::Blob<float> data, label;
     std::vector<crema::Blob<float>*> bottom, top{&data, &label};
@@ -123,8 +128,8 @@ int main(int argc, char** argv) {
     timer.Start();
     for (int i = 0; i < batches; ++i) layer.Forward(bottom, top);
     timer.Stop();
-    std::printf("reader+prefetch: %.0f images/s (batch %d, %d batches)\n",
-                batch * batches / timer.Seconds(), batch, batches);
+    std::printf("reader+prefetch%s: %.0f images/s (batch %d, %d batches)\n",
+                shuffle ? " (shuffled)" : "", batch * batches / timer.Seconds(), batch, batches);
   }
 
   // (2) LeNet fed from the LMDB vs from memory, alternated.
@@ -132,7 +137,7 @@ int main(int argc, char** argv) {
       "layer { name: 'mnist' type: 'Data' top: 'data' top: 'label'"
       "  transform_param { scale: 0.00390625 }"
       "  data_param { source: '" +
-      source + "' batch_size: 64 backend: LMDB } }";
+      source + "' batch_size: 64 backend: LMDB" + (shuffle ? " shuffle: true" : "") + " } }";
   const std::string memory_layer =
       "layer { name: 'mnist' type: 'MemoryData' top: 'data' top: 'label'"
       "  memory_data_param { batch_size: 64 channels: 1 height: 28 width: 28 } }";
