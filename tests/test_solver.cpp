@@ -674,6 +674,14 @@ TEST(SolverTest, PlateauStepsFollowTheLossAndResumeExactly) {
                      "steps"),
             std::string::npos)
       << bad;
+  // So is a negative iteration.
+  state.set_current_step(1);
+  state.set_iter(-5);
+  WriteProtoToBinaryFile(state, dir + "/negative.solverstate");
+  const std::string negative =
+      ErrorMessageOf([&] { refused.Restore(dir + "/negative.solverstate"); });
+  EXPECT_NE(negative.find("negative.solverstate: iter -5 is negative"), std::string::npos)
+      << negative;
   std::system(("rm -rf " + dir).c_str());
   Context::set_solver_count(2);
   const std::string message = ErrorMessageOf([&] { SGDSolver<double> shared(param); });

@@ -632,6 +632,10 @@ void Solver<Dtype>::Restore(const std::string& state_file) {
                            << ": its history means nothing to " << type()
                            << " (resume with type: \"" << state.solver_type()
                            << "\", or start from the weights with --weights)");
+  // The iteration indexes the lr schedule, the snapshot names and the run's
+  // remaining steps: a negative one is no run's.
+  CREMA_REQUIRE(state.iter() >= 0,
+                state_file << ": iter " << state.iter() << " is negative; no run stands there");
   iter_ = state.iter();
   current_step_ = state.current_step();
   // The step indexes stepvalue (multistep) or plateau_winsize (plateau).
