@@ -3,9 +3,10 @@
 # (what CI runs: .ci/run). Each tree runs what only it can find:
 #   1. CPU build: every suite and every scripted check, and the Python
 #      package with its pytest suite (tests/python, the examples included);
-#   2. CUDA build (where nvcc is): compiles every .cu file; runs every check
-#      but the long training runs where a CUDA device answers, else the smoke
-#      set (the context, host/device memory and the tool in a CUDA build);
+#   2. CUDA build (where nvcc is): compiles every .cu file; builds every suite
+#      and runs every check but the long training runs where a CUDA device
+#      answers, else builds and runs the smoke set (the context, host/device
+#      memory, the cuDNN registry and the tool in a CUDA build);
 #   3. ThreadSanitizer build: the threading suites, the kernels that split over
 #      the thread pool, and the crema tool training with two solver threads;
 #   4. AddressSanitizer + UndefinedBehaviorSanitizer build (clang): every
@@ -65,12 +66,18 @@ run_ctest build/cpu
 
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   step "CUDA build (every .cu file) and its tests"
-  # The Python package is the same C++ in every tree: the CPU tree builds and tests it.
-  configure_build build/cuda -DCREMA_CUDA=ON -DCREMA_PYTHON=OFF
+  # The Python package is the same C++ in every tree: the CPU tree builds and
+  # tests it; the benchmarks too. The suites are built for the smoke set first
+  # (the library, every .cu file and the tools are all built then); the whole
+  # set only where a device answers, since without one the GPU cases only skip.
+  smoke_units="context;syncedmem;cudnn/cudnn_engine"
+  configure_build build/cuda -DCREMA_CUDA=ON -DCREMA_PYTHON=OFF -DCREMA_BUILD_BENCHMARKS=OFF \
+    "-DCREMA_TEST_UNITS=$smoke_units"
   devices=$( (build/cuda/bin/crema device_query 2>&1 || true) |
     sed -n 's/.*CUDA devices: \([0-9]*\).*/\1/p')
   if ((${devices:-0} > 0)); then
-    echo "CUDA devices: $devices: running every check but the long training runs"
+    echo "CUDA devices: $devices: building every suite; running every check but the long training runs"
+    configure_build build/cuda -DCREMA_TEST_UNITS=
     run_ctest build/cuda -LE long
   else
     # The CPU tree ran the CPU cases; without a device the GPU cases would
@@ -100,7 +107,7 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer (clang): every suite; the cr
 # of the frames that matter, and the build is much faster than -O2 -g.
 (
   export CC=clang CXX=clang++
-  configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_SANITIZE=address \
+  configure_build build/asan -DCREMA_CUDA=OFF -DCREMA_SANITIZE=address -DCREMA_BUILD_BENCHMARKS=OFF \
     -DCREMA_FUZZ=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1"
 )
 # allocator_may_return_null: an allocation too large for the machine returns
