@@ -2,7 +2,7 @@
 # Crema's engines against each other: the reference bodies (engine CAFFE),
 # oneDNN wherever it serves (engine DNNL) and the default choice (DEFAULT),
 # per net and per layer type. What engine DEFAULT picks for each type rests on
-# these figures (include/crema/engine.hpp).
+# these figures (src/crema/dnnl/default_policy.hpp).
 #
 # What it measures: `crema time --threads=2` forward + backward milliseconds of
 #   lenet          models/lenet's training net, batch 64 (Data layers replaced

@@ -12,7 +12,7 @@
 #include "crema/cudnn/cudnn_lrn_layer.hpp"
 #include "crema/cudnn/cudnn_pooling_layer.hpp"
 #include "crema/cudnn/cudnn_softmax_layer.hpp"
-#include "crema/engine.hpp"
+#include "crema/layer_bodies.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 
@@ -24,10 +24,10 @@ const char* const kCudnnTypes[] = {"Convolution", "Pooling", "ReLU", "Sigmoid",
 
 TEST(CudnnRegistryTest, EveryTypeRegistersItsCudnnLayer) {
   for (const char* type : kCudnnTypes) {
-    EXPECT_TRUE(TwinLayers<float>::Has(TwinLibrary::kCudnn, type)) << type;
-    EXPECT_TRUE(TwinLayers<double>::Has(TwinLibrary::kCudnn, type)) << type;
+    EXPECT_TRUE((LayerBodies<float>::Has(type, "cuDNN"))) << type;
+    EXPECT_TRUE((LayerBodies<double>::Has(type, "cuDNN"))) << type;
   }
-  EXPECT_FALSE(TwinLayers<float>::Has(TwinLibrary::kCudnn, "InnerProduct"));
+  EXPECT_FALSE((LayerBodies<float>::Has("InnerProduct", "cuDNN")));
 }
 
 class CudnnEngineTest : public GpuTest {};

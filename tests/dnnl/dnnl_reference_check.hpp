@@ -19,9 +19,35 @@
 
 #include "crema/filler.hpp"
 #include "crema/layer.hpp"
+#include "crema/layer_bodies.hpp"
 #include "crema/util/io.hpp"
 
 namespace crema {
+
+// param with its engine set (the engine field of the parameter message its
+// type reads: layer_bodies.cpp), so that a twin made from it directly
+// behaves as the net would make it for that engine.
+inline LayerParameter WithEngine(LayerParameter param, Engine engine) {
+  const std::string type = param.type();
+  const char* const field = type == "InnerProduct" ? "inner_product_param"
+                            : type == "BatchNorm"  ? "batch_norm_param"
+                            : type == "LRN"        ? "lrn_param"
+                            : type == "ReLU"       ? "relu_param"
+                            : type == "Softmax"    ? "softmax_param"
+                            : type == "Eltwise"    ? "eltwise_param"
+                            : type == "Pooling"    ? "pooling_param"
+                                                   : "convolution_param";
+  google::protobuf::Message* message =
+      param.GetReflection()->MutableMessage(&param, param.GetDescriptor()->FindFieldByName(field));
+  const int number = engine == Engine::kDnnl    ? 10000
+                     : engine == Engine::kCudnn ? 2
+                     : engine == Engine::kCaffe ? 1
+                                                : 0;
+  message->GetReflection()->SetEnumValue(
+      message, message->GetDescriptor()->FindFieldByName("engine"), number);
+  EXPECT_EQ(EngineOf(param), engine) << type;
+  return param;
+}
 
 // The largest absolute difference between two arrays of `count` values.
 inline float MaxDifference(const float* a, const float* b, int count) {
@@ -106,7 +132,7 @@ void ExpectDnnlMatchesReference(const DnnlCheck& check) {
     }
   }
   Reference<float> reference(param);
-  Dnnl<float> dnnl(param);
+  Dnnl<float> dnnl(WithEngine(param, Engine::kDnnl));
   reference.SetUp(ref_bottom, ref_top);
   dnnl.SetUp(dnnl_bottom, dnnl_top);
   EXPECT_EQ(dnnl.uses_dnnl(), check.expect_dnnl);
@@ -158,6 +184,7 @@ void ExpectBf16SwitchChangesTheKernelsOnly(const std::string& layer_text,
   GaussianFill(&bottom, 1.0f);
   LayerParameter param;
   ReadProtoFromString(layer_text, "layer", &param);
+  param = WithEngine(param, Engine::kDnnl);
   std::vector<Blob<float>*> bottom_vec{&bottom}, float_vec{&float_top}, bf16_vec{&bf16_top};
   Dnnl<float> float_layer(param);
   param.set_compute_precision(BF16);

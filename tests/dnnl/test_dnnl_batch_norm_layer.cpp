@@ -50,7 +50,7 @@ void ExpectBatchNormGradient(const char* layer_text) {
   Blob<float> bottom(std::vector<int>{3, 2, 2, 3}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlBatchNormLayer<float> layer(param);
+  DnnlBatchNormLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

@@ -48,7 +48,7 @@ void ExpectSameAsReference(const std::string& conv_param, std::vector<int> botto
     dnnl_top.push_back(data.back().get());
   }
   ConvolutionLayer<float> reference(param);
-  DnnlConvolutionLayer<float> dnnl(param);
+  DnnlConvolutionLayer<float> dnnl(WithEngine(param, Engine::kDnnl));
   reference.SetUp(bottom, ref_top);
   dnnl.SetUp(bottom, dnnl_top);
   EXPECT_EQ(dnnl.uses_dnnl(), expect_dnnl);
@@ -157,9 +157,9 @@ TEST(DnnlConvolutionLayerTest, DefaultRunsDepthwiseOnDnnl) {
     ReadProtoFromString(check.layer, "layer", &param);
     Blob<float> bottom(shape), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> for_default(param, true);
-    for_default.SetUp(bottom_vec, top_vec);
-    EXPECT_TRUE(for_default.uses_dnnl()) << channels << " channels";
+    DnnlConvolutionLayer<float> by_default(param);
+    by_default.SetUp(bottom_vec, top_vec);
+    EXPECT_TRUE(by_default.uses_dnnl()) << channels << " channels";
     ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
   }
 }
@@ -230,7 +230,7 @@ TEST(DnnlConvolutionLayerTest, TwoRunsAreBitwiseIdentical) {
     Blob<float> bottom(std::vector<int>{8, 32, 12, 12}), top;
     GaussianFill(&bottom, 1.0f);
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> layer(param);
+    DnnlConvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
     layer.SetUp(bottom_vec, top_vec);
     layer.Forward(bottom_vec, top_vec);
     std::copy_n(top.cpu_data(), top.count(), top.mutable_cpu_diff());
@@ -272,10 +272,10 @@ TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
                         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, channels, 6, 6}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> for_default(param, true), always(param);
-    for_default.SetUp(bottom_vec, top_vec);
+    DnnlConvolutionLayer<float> by_default(param), always(WithEngine(param, Engine::kDnnl));
+    by_default.SetUp(bottom_vec, top_vec);
     always.SetUp(bottom_vec, top_vec);
-    EXPECT_EQ(for_default.uses_dnnl(), channels == 32) << channels;
+    EXPECT_EQ(by_default.uses_dnnl(), channels == 32) << channels;
     EXPECT_TRUE(always.uses_dnnl()) << channels;
   }
   // A pointwise layer runs the reference body; the same with padding does not.
@@ -288,9 +288,9 @@ TEST(DnnlConvolutionLayerTest, DefaultEngineChoosesPerShape) {
         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, 32, 6, 6}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> for_default(param, true);
-    for_default.SetUp(bottom_vec, top_vec);
-    EXPECT_EQ(for_default.uses_dnnl(), pad == 1) << "pad " << pad;
+    DnnlConvolutionLayer<float> by_default(param);
+    by_default.SetUp(bottom_vec, top_vec);
+    EXPECT_EQ(by_default.uses_dnnl(), pad == 1) << "pad " << pad;
   }
 }
 
@@ -311,7 +311,7 @@ TEST(DnnlConvolutionLayerTest, DefaultFirstLayerMatchesReferenceWithAndWithoutBo
     GaussianFill(&bottom, 1.0f);
     std::vector<Blob<float>*> bottom_vec{&bottom}, ref_vec{&ref_top}, dnnl_vec{&dnnl_top};
     ConvolutionLayer<float> reference(param);
-    DnnlConvolutionLayer<float> dnnl(param, true);
+    DnnlConvolutionLayer<float> dnnl(param);
     reference.SetUp(bottom_vec, ref_vec);
     dnnl.SetUp(bottom_vec, dnnl_vec);
     ASSERT_TRUE(dnnl.uses_dnnl());
@@ -353,7 +353,7 @@ TEST(DnnlConvolutionLayerTest, NumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 2, 5, 5}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlConvolutionLayer<float> layer(param);
+  DnnlConvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());
@@ -383,14 +383,14 @@ TEST(DnnlConvolutionLayerTest, WinogradMatchesReferenceWithinItsError) {
     DnnlCheck check(layer, {c.bottom});
     check.tolerance = 2e-4f;  // seen: 2.4e-5 of 1 + |value| (top, gradients)
     ExpectDnnlMatchesReference<ConvolutionLayer, DnnlConvolutionLayer>(check);
-    for (const bool for_default : {false, true}) {
+    for (const bool by_default : {false, true}) {
       LayerParameter param;
       ReadProtoFromString(layer, "layer", &param);
       Blob<float> bottom(c.bottom), top;
       std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-      DnnlConvolutionLayer<float> winograd(param, for_default);
+      DnnlConvolutionLayer<float> winograd(by_default ? param : WithEngine(param, Engine::kDnnl));
       winograd.SetUp(bottom_vec, top_vec);
-      EXPECT_TRUE(winograd.uses_winograd()) << c.conv << (for_default ? ", DEFAULT" : "");
+      EXPECT_TRUE(winograd.uses_winograd()) << c.conv << (by_default ? ", DEFAULT" : "");
     }
   }
 }
@@ -407,7 +407,7 @@ TEST(DnnlConvolutionLayerTest, WinogradNumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 16, 5, 5}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlConvolutionLayer<float> layer(param);
+  DnnlConvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_winograd());
@@ -426,7 +426,7 @@ TEST(DnnlConvolutionLayerTest, WinogradOnlyWhereItApplies) {
         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, 32, 9, 9}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> layer(param);
+    DnnlConvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
     layer.SetUp(bottom_vec, top_vec);
     EXPECT_TRUE(layer.uses_dnnl()) << conv;
     EXPECT_FALSE(layer.uses_winograd()) << conv;
@@ -438,7 +438,7 @@ TEST(DnnlConvolutionLayerTest, WinogradOnlyWhereItApplies) {
                         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, 32, 9, 9}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> layer(param);
+    DnnlConvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
     layer.SetUp(bottom_vec, top_vec);
     EXPECT_FALSE(layer.uses_winograd()) << extra;
   }
@@ -486,7 +486,7 @@ TEST(DnnlConvolutionLayerTest, Bf16DefaultKeepsFloatOnFirstLayersAndMostlyPadded
         "layer", &param);
     Blob<float> bottom(std::vector<int>{2, c.in, 12, 12}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlConvolutionLayer<float> layer(param, true);
+    DnnlConvolutionLayer<float> layer(param);
     layer.SetUp(bottom_vec, top_vec);
     EXPECT_EQ(layer.uses_bf16(), c.bf16);
   }
@@ -504,7 +504,7 @@ TEST(DnnlConvolutionLayerTest, Bf16DefaultKeepsFloatOnFirstLayersAndMostlyPadded
   std::vector<Blob<float>*> bf16_bottom_vec{&bottom}, ref_bottom_vec{&ref_bottom},
       ref_vec{&ref_top}, bf16_vec{&bf16_top};
   ConvolutionLayer<float> reference(param);
-  DnnlConvolutionLayer<float> layer(param, true);
+  DnnlConvolutionLayer<float> layer(param);
   reference.SetUp(ref_bottom_vec, ref_vec);
   layer.SetUp(bf16_bottom_vec, bf16_vec);
   for (int b = 0; b < 2; ++b) layer.blobs()[b]->CopyFrom(*reference.blobs()[b]);

@@ -54,7 +54,7 @@ TEST(DnnlDeconvolutionLayerTest, NumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 2, 3, 3}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlDeconvolutionLayer<float> layer(param);
+  DnnlDeconvolutionLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

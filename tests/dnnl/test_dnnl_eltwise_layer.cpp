@@ -41,7 +41,7 @@ TEST(DnnlEltwiseLayerTest, NumericalGradient) {
   GaussianFill(&first, 1.0f);
   GaussianFill(&second, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&first, &second}, top_vec{&top};
-  DnnlEltwiseLayer<float> layer(param);
+  DnnlEltwiseLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-3);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

@@ -48,7 +48,7 @@ TEST(DnnlInnerProductLayerTest, NumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 3, 2, 2}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlInnerProductLayer<float> layer(param);
+  DnnlInnerProductLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());
@@ -67,15 +67,15 @@ TEST(DnnlInnerProductLayerTest, DefaultEngineRunsOneDnnInBf16OverBigBatchesOnly)
     Blob<float> bottom(std::vector<int>{rows, 16}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
     param.clear_compute_precision();
-    DnnlInnerProductLayer<float> float_layer(param, true);
+    DnnlInnerProductLayer<float> float_layer(param);
     float_layer.SetUp(bottom_vec, top_vec);
     EXPECT_FALSE(float_layer.uses_dnnl());
     param.set_compute_precision(BF16);
-    DnnlInnerProductLayer<float> default_layer(param, true);
+    DnnlInnerProductLayer<float> default_layer(param);
     default_layer.SetUp(bottom_vec, top_vec);
     EXPECT_EQ(default_layer.uses_bf16(), DnnlHasBf16() && rows >= big);
     EXPECT_EQ(default_layer.uses_dnnl(), default_layer.uses_bf16());
-    DnnlInnerProductLayer<float> dnnl_layer(param);
+    DnnlInnerProductLayer<float> dnnl_layer(WithEngine(param, Engine::kDnnl));
     dnnl_layer.SetUp(bottom_vec, top_vec);
     EXPECT_EQ(dnnl_layer.uses_bf16(), DnnlHasBf16());
   }

@@ -36,7 +36,7 @@ void ExpectLrnGradient(const std::string& lrn_param) {
   Blob<float> bottom(std::vector<int>{2, 5, 3, 3}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlLRNLayer<float> layer(param);
+  DnnlLRNLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());
@@ -62,10 +62,10 @@ TEST(DnnlLRNLayerTest, DefaultEngineRunsOneDnnForTestPhaseAcrossChannelsOnly) {
       param.set_phase(phase);
       Blob<float> bottom(std::vector<int>{2, 5, 3, 3}), top;
       std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-      DnnlLRNLayer<float> for_default(param, true), always(param);
-      for_default.SetUp(bottom_vec, top_vec);
+      DnnlLRNLayer<float> by_default(param), always(WithEngine(param, Engine::kDnnl));
+      by_default.SetUp(bottom_vec, top_vec);
       always.SetUp(bottom_vec, top_vec);
-      EXPECT_EQ(for_default.uses_dnnl(), phase == TEST && region == "ACROSS_CHANNELS");
+      EXPECT_EQ(by_default.uses_dnnl(), phase == TEST && region == "ACROSS_CHANNELS");
       EXPECT_TRUE(always.uses_dnnl());
     }
   }

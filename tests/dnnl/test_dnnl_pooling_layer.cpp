@@ -64,7 +64,7 @@ TEST(DnnlPoolingLayerTest, StochasticAndMaskTopFallBack) {
     Blob<float> bottom(std::vector<int>{1, 2, 4, 4}), top, mask;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
     if (pooling_param.find("MAX") != std::string::npos) top_vec.push_back(&mask);
-    DnnlPoolingLayer<float> layer(param);
+    DnnlPoolingLayer<float> layer(WithEngine(param, Engine::kDnnl));
     layer.SetUp(bottom_vec, top_vec);
     EXPECT_FALSE(layer.uses_dnnl()) << pooling_param;
   }
@@ -78,10 +78,10 @@ TEST(DnnlPoolingLayerTest, DefaultEngineKeepsTheReferenceTwoByTwoMax) {
     ReadProtoFromString(PoolingLayerText(pooling_param), "layer", &param);
     Blob<float> bottom(std::vector<int>{1, 2, 8, 8}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlPoolingLayer<float> for_default(param, true), always(param);
-    for_default.SetUp(bottom_vec, top_vec);
+    DnnlPoolingLayer<float> by_default(param), always(WithEngine(param, Engine::kDnnl));
+    by_default.SetUp(bottom_vec, top_vec);
     always.SetUp(bottom_vec, top_vec);
-    EXPECT_EQ(for_default.uses_dnnl(), pooling_param.find("size: 3") != std::string::npos);
+    EXPECT_EQ(by_default.uses_dnnl(), pooling_param.find("size: 3") != std::string::npos);
     EXPECT_TRUE(always.uses_dnnl());
   }
 }
@@ -93,7 +93,7 @@ void ExpectPoolingGradient(const std::string& pooling_param) {
   Blob<float> bottom(std::vector<int>{2, 2, 7, 6}), top;
   SpreadFill(&bottom, 3);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlPoolingLayer<float> layer(param);
+  DnnlPoolingLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-2);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

@@ -32,10 +32,10 @@ TEST(DnnlReLULayerTest, DefaultEngineKeepsSmallBlobsOnTheReference) {
   for (const int count : {kReLUMinDnnlCount - 1, kReLUMinDnnlCount}) {
     Blob<float> bottom(std::vector<int>{count}), top;
     std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-    DnnlReLULayer<float> for_default(param, true), always(param);
-    for_default.SetUp(bottom_vec, top_vec);
+    DnnlReLULayer<float> by_default(param), always(WithEngine(param, Engine::kDnnl));
+    by_default.SetUp(bottom_vec, top_vec);
     always.SetUp(bottom_vec, top_vec);
-    EXPECT_EQ(for_default.uses_dnnl(), count == kReLUMinDnnlCount);
+    EXPECT_EQ(by_default.uses_dnnl(), count == kReLUMinDnnlCount);
     EXPECT_TRUE(always.uses_dnnl());
   }
 }
@@ -47,7 +47,7 @@ TEST(DnnlReLULayerTest, NumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 3, 4}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlReLULayer<float> layer(param);
+  DnnlReLULayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-3, 1701, 0.f, 0.01f);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

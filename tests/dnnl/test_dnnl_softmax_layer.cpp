@@ -30,7 +30,7 @@ TEST(DnnlSoftmaxLayerTest, NumericalGradient) {
   Blob<float> bottom(std::vector<int>{2, 4, 2, 3}), top;
   GaussianFill(&bottom, 1.0f);
   std::vector<Blob<float>*> bottom_vec{&bottom}, top_vec{&top};
-  DnnlSoftmaxLayer<float> layer(param);
+  DnnlSoftmaxLayer<float> layer(WithEngine(param, Engine::kDnnl));
   GradientChecker<float> checker(1e-2, 1e-3);
   checker.CheckGradient(&layer, bottom_vec, top_vec);
   EXPECT_TRUE(layer.uses_dnnl());

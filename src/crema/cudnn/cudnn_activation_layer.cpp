@@ -1,6 +1,6 @@
 #include "crema/cudnn/cudnn_activation_layer.hpp"
 
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -51,8 +51,8 @@ template class CudnnActivationLayer<float, SigmoidLayer, CUDNN_ACTIVATION_SIGMOI
 template class CudnnActivationLayer<double, SigmoidLayer, CUDNN_ACTIVATION_SIGMOID>;
 template class CudnnActivationLayer<float, TanHLayer, CUDNN_ACTIVATION_TANH>;
 template class CudnnActivationLayer<double, TanHLayer, CUDNN_ACTIVATION_TANH>;
-REGISTER_CUDNN_LAYER(ReLU);
-REGISTER_CUDNN_LAYER(Sigmoid);
-REGISTER_CUDNN_LAYER(TanH);
+REGISTER_CUDNN_BODY(ReLU);
+REGISTER_CUDNN_BODY(Sigmoid);
+REGISTER_CUDNN_BODY(TanH);
 
 }  // namespace crema

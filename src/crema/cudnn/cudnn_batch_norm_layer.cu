@@ -1,5 +1,5 @@
 #include "crema/cudnn/cudnn_batch_norm_layer.hpp"
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -148,6 +148,6 @@ void CudnnBatchNormLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& t
 }
 
 INSTANTIATE_CLASS(CudnnBatchNormLayer);
-REGISTER_CUDNN_LAYER(BatchNorm);
+REGISTER_CUDNN_BODY(BatchNorm);
 
 }  // namespace crema

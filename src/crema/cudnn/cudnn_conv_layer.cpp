@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -236,6 +236,6 @@ void CudnnConvolutionLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>&
 }
 
 INSTANTIATE_CLASS(CudnnConvolutionLayer);
-REGISTER_CUDNN_LAYER(Convolution);
+REGISTER_CUDNN_BODY(Convolution);
 
 }  // namespace crema

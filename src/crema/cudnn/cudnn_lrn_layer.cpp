@@ -1,6 +1,6 @@
 #include "crema/cudnn/cudnn_lrn_layer.hpp"
 
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -48,6 +48,6 @@ void CudnnLRNLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top,
 }
 
 INSTANTIATE_CLASS(CudnnLRNLayer);
-REGISTER_CUDNN_LAYER(LRN);
+REGISTER_CUDNN_BODY(LRN);
 
 }  // namespace crema

@@ -1,6 +1,6 @@
 #include "crema/cudnn/cudnn_pooling_layer.hpp"
 
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -87,6 +87,6 @@ void CudnnPoolingLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top
 }
 
 INSTANTIATE_CLASS(CudnnPoolingLayer);
-REGISTER_CUDNN_LAYER(Pooling);
+REGISTER_CUDNN_BODY(Pooling);
 
 }  // namespace crema

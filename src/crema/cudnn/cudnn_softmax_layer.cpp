@@ -1,6 +1,6 @@
 #include "crema/cudnn/cudnn_softmax_layer.hpp"
 
-#include "crema/engine.hpp"
+#include "crema/cudnn/cudnn_body.hpp"
 
 namespace crema {
 
@@ -37,6 +37,6 @@ void CudnnSoftmaxLayer<Dtype>::Backward_gpu(const std::vector<Blob<Dtype>*>& top
 }
 
 INSTANTIATE_CLASS(CudnnSoftmaxLayer);
-REGISTER_CUDNN_LAYER(Softmax);
+REGISTER_CUDNN_BODY(Softmax);
 
 }  // namespace crema

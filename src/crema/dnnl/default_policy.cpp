@@ -1,20 +1,6 @@
 #include "crema/dnnl/default_policy.hpp"
 
-#include <set>
-
 namespace crema {
-
-bool DefaultMakesDnnlTwin(const std::string& type) {
-  static const std::set<std::string> twins{"Convolution",
-                                           "ConvolutionDepthwise",
-                                           "DepthwiseConvolution",
-                                           "Pooling",
-                                           "ReLU",
-                                           "LRN",
-                                           "InnerProduct",
-                                           "Softmax"};
-  return twins.count(type) > 0;
-}
 
 bool MostlyPadding(int input_channels, int output_channels) {
   const auto padded = [](int channels) { return (channels + 15) / 16 * 16; };

@@ -1,29 +1,19 @@
-// Engine DEFAULT in CPU mode: which body runs each layer type that has a
-// oneDNN twin, and on which shapes and precisions. Every rule is here, in
-// one table (DefaultMakesDnnlTwin) and the rules of the types that decide
-// per shape below it, each from scripts/bench/engines.sh's measurements
-// (docs/bench-report.md); the twins ask, they do not decide.
+// Engine DEFAULT in CPU mode, shape by shape: the rules a oneDNN twin made
+// for engine DEFAULT asks when it makes its primitives, each from
+// scripts/bench/engines.sh's measurements (docs/bench-report.md). Whether
+// DEFAULT takes a type's oneDNN twin at all is that twin's registration
+// (REGISTER_DNNL_BODY, dnnl_twin.hpp): Convolution (and the forks' depthwise
+// types), Pooling, ReLU, LRN, InnerProduct and Softmax yes, per shape below;
+// Eltwise, Deconvolution and BatchNorm no.
 #ifndef CREMA_DNNL_DEFAULT_POLICY_HPP_
 #define CREMA_DNNL_DEFAULT_POLICY_HPP_
 
 #include <cstdint>
-#include <string>
 
 #include "crema/layers/pooling_layer.hpp"
 #include "crema/proto/crema.pb.h"
 
 namespace crema {
-
-// Whether DEFAULT makes the type's oneDNN twin (which then asks the rule of
-// its type below, if it has one, shape by shape) or the reference layer:
-//   Convolution (and the forks' depthwise ConvolutionDepthwise and
-//     DepthwiseConvolution), Pooling, ReLU, LRN, InnerProduct: the twin,
-//     per shape;
-//   Softmax: the twin, oneDNN everywhere;
-//   Eltwise, Deconvolution, BatchNorm: the reference layer (Eltwise's
-//     one-pass sum is faster than oneDNN's; the other two are not measured
-//     on a net yet).
-bool DefaultMakesDnnlTwin(const std::string& type);
 
 // Convolution, per group's input and output channels. A depthwise kernel
 // (several groups of one input and one output channel) runs oneDNN, whose

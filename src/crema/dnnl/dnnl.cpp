@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "crema/dnnl/dnnl_twin.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -198,6 +199,13 @@ void DnnlArgument::FinishAdding(float* buffer, float* sum) const {
   }
   Finish(buffer);
   cpu_axpy(static_cast<int>(plain_.get_size() / sizeof(float)), 1.f, buffer, sum);
+}
+
+Body<double> DnnlFloatOnlyBody() {
+  return Body<double>{[](const BodyRequest&) {
+                        return Verdict{false, "float data only"};
+                      },
+                      nullptr};
 }
 
 }  // namespace crema

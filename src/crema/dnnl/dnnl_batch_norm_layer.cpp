@@ -5,7 +5,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -17,8 +16,8 @@ struct DnnlBatchNormPrimitives {
 };
 
 template <typename Dtype>
-DnnlBatchNormLayer<Dtype>::DnnlBatchNormLayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, BatchNormLayer, DnnlBatchNormPrimitives>(param, for_default) {}
+DnnlBatchNormLayer<Dtype>::DnnlBatchNormLayer(const LayerParameter& param)
+    : DnnlTwin<Dtype, BatchNormLayer, DnnlBatchNormPrimitives>(param) {}
 
 template <typename Dtype>
 std::vector<int> DnnlBatchNormLayer<Dtype>::PrimitiveShape(const std::vector<Blob<Dtype>*>&) const {
@@ -93,6 +92,7 @@ void DnnlBatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& to
 
 template class DnnlTwin<float, BatchNormLayer, DnnlBatchNormPrimitives>;
 template class DnnlBatchNormLayer<float>;
-REGISTER_DNNL_LAYER(BatchNorm);
+REGISTER_DNNL_BODY(BatchNorm, DnnlBatchNormLayer<float>, false,
+                   "the reference body; oneDNN not measured faster on a net yet");
 
 }  // namespace crema

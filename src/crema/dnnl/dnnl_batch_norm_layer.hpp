@@ -18,9 +18,7 @@ struct DnnlBatchNormPrimitives;
 template <typename Dtype>
 class DnnlBatchNormLayer : public DnnlTwin<Dtype, BatchNormLayer, DnnlBatchNormPrimitives> {
  public:
-  // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
-  // serves (the types default_policy.hpp gives this twin at all).
-  explicit DnnlBatchNormLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlBatchNormLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

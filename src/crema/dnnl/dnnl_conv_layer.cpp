@@ -7,7 +7,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -20,9 +19,8 @@ struct DnnlConvolutionPrimitives {
 };
 
 template <typename Dtype, template <typename> class Reference>
-DnnlConvolutionTwin<Dtype, Reference>::DnnlConvolutionTwin(const LayerParameter& param,
-                                                           bool for_default)
-    : DnnlTwin<Dtype, Reference, DnnlConvolutionPrimitives>(param, for_default) {}
+DnnlConvolutionTwin<Dtype, Reference>::DnnlConvolutionTwin(const LayerParameter& param)
+    : DnnlTwin<Dtype, Reference, DnnlConvolutionPrimitives>(param) {}
 
 template <typename Dtype, template <typename> class Reference>
 bool DnnlConvolutionTwin<Dtype, Reference>::Winograd() const {
@@ -59,11 +57,14 @@ bool DnnlConvolutionTwin<Dtype, Reference>::MakePrimitives(const std::vector<Blo
       warned_no_winograd_ = true;
     }
   }
-  if (this->for_default_) {
+  if (this->by_default_) {
     const int group = this->group_;
     const DefaultConvolutionBody body = DefaultConvolution(
         group, this->channels_ / group, this->num_output_ / group, this->is_1x1_, bf16);
-    if (body == DefaultConvolutionBody::kReference) return false;
+    if (body == DefaultConvolutionBody::kReference) {
+      return this->LeaveToReference(
+          "DEFAULT: a pointwise kernel, or channels mostly padding in oneDNN's blocks");
+    }
     reference_for_bottom_gradient_ = body == DefaultConvolutionBody::kDnnlButBottomGradient;
   }
   MakeTrainingPrimitives(false, p);
@@ -209,10 +210,12 @@ template class DnnlTwin<float, ConvolutionLayer, DnnlConvolutionPrimitives>;
 template class DnnlTwin<float, DepthwiseConvolutionLayer, DnnlConvolutionPrimitives>;
 template class DnnlConvolutionTwin<float, ConvolutionLayer>;
 template class DnnlConvolutionTwin<float, DepthwiseConvolutionLayer>;
-REGISTER_DNNL_LAYER(Convolution);
+REGISTER_DNNL_BODY(Convolution, DnnlConvolutionLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 // The forks' two depthwise type strings name one layer class.
-REGISTER_DNNL_LAYER(DepthwiseConvolution);
-static TwinRegisterer<float> g_dnnl_ConvolutionDepthwise(TwinLibrary::kDnnl, "ConvolutionDepthwise",
-                                                         DnnlCreator_DepthwiseConvolutionLayer);
+REGISTER_DNNL_BODY(DepthwiseConvolution, DnnlDepthwiseConvolutionLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
+REGISTER_DNNL_BODY(ConvolutionDepthwise, DnnlDepthwiseConvolutionLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 
 }  // namespace crema

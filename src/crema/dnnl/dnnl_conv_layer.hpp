@@ -29,9 +29,7 @@ template <typename Dtype, template <typename> class Reference>
 class DnnlConvolutionTwin : public DnnlTwin<Dtype, Reference, DnnlConvolutionPrimitives>,
                             public BlockedOutputProducer {
  public:
-  // for_default (engine DEFAULT): the body DefaultConvolution chooses for
-  // each shape (default_policy.hpp).
-  explicit DnnlConvolutionTwin(const LayerParameter& param, bool for_default = false);
+  explicit DnnlConvolutionTwin(const LayerParameter& param);
   // Whether it runs on oneDNN in bf16 (compute_precision BF16 on a CPU with
   // avx512_bf16: bfloat16 operands, float results and gradients; every
   // shape oneDNN can express then runs on oneDNN, but for engine DEFAULT's

@@ -19,9 +19,7 @@ template <typename Dtype>
 class DnnlDeconvolutionLayer
     : public DnnlTwin<Dtype, DeconvolutionLayer, DnnlDeconvolutionPrimitives> {
  public:
-  // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
-  // serves (the types default_policy.hpp gives this twin at all).
-  explicit DnnlDeconvolutionLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlDeconvolutionLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

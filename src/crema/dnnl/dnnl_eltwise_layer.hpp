@@ -19,9 +19,7 @@ struct DnnlEltwisePrimitives;
 template <typename Dtype>
 class DnnlEltwiseLayer : public DnnlTwin<Dtype, EltwiseLayer, DnnlEltwisePrimitives> {
  public:
-  // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
-  // serves (the types default_policy.hpp gives this twin at all).
-  explicit DnnlEltwiseLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlEltwiseLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

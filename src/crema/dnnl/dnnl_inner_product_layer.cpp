@@ -5,7 +5,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -18,8 +17,8 @@ struct DnnlInnerProductPrimitives {
 };
 
 template <typename Dtype>
-DnnlInnerProductLayer<Dtype>::DnnlInnerProductLayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, InnerProductLayer, DnnlInnerProductPrimitives>(param, for_default) {}
+DnnlInnerProductLayer<Dtype>::DnnlInnerProductLayer(const LayerParameter& param)
+    : DnnlTwin<Dtype, InnerProductLayer, DnnlInnerProductPrimitives>(param) {}
 
 template <typename Dtype>
 bool DnnlInnerProductLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>&,
@@ -33,7 +32,11 @@ bool DnnlInnerProductLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*
                                 : PlainDesc({outputs, inputs});
   if (this->bias_term_) p->bias = PlainDesc({outputs});
   const bool bf16 = bf16_ = DnnlUsesBf16(this->layer_param_, &warned_no_bf16_);
-  if (this->for_default_ && !DefaultInnerProductRunsDnnl(bf16, rows)) return false;
+  if (this->by_default_ && !DefaultInnerProductRunsDnnl(bf16, rows)) {
+    return this->LeaveToReference(bf16
+                                      ? "DEFAULT: bf16 on fewer rows than pay for the conversions"
+                                      : "DEFAULT: float, where oneDNN's weight gradient is slower");
+  }
   // In float the primitives take the blobs as they lie. In bf16 the operands
   // (bottom, weights, top gradient) convert to bfloat16 in layouts oneDNN
   // chooses, as they are reordered; the results (top, bottom gradient, weight
@@ -134,6 +137,7 @@ void DnnlInnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>&
 
 template class DnnlTwin<float, InnerProductLayer, DnnlInnerProductPrimitives>;
 template class DnnlInnerProductLayer<float>;
-REGISTER_DNNL_LAYER(InnerProduct);
+REGISTER_DNNL_BODY(InnerProduct, DnnlInnerProductLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 
 }  // namespace crema

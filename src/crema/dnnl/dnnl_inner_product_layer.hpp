@@ -21,9 +21,7 @@ template <typename Dtype>
 class DnnlInnerProductLayer
     : public DnnlTwin<Dtype, InnerProductLayer, DnnlInnerProductPrimitives> {
  public:
-  // for_default (engine DEFAULT): oneDNN where DefaultInnerProductRunsDnnl
-  // says (default_policy.hpp).
-  explicit DnnlInnerProductLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlInnerProductLayer(const LayerParameter& param);
   // Whether it runs on oneDNN in bf16: bfloat16 operands (bottom, weights,
   // top gradient), float results, gradients and bias.
   bool uses_bf16() const { return this->uses_dnnl() && bf16_; }

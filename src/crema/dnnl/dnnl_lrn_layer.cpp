@@ -5,7 +5,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -17,14 +16,15 @@ struct DnnlLRNPrimitives {
 };
 
 template <typename Dtype>
-DnnlLRNLayer<Dtype>::DnnlLRNLayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, LRNLayer, DnnlLRNPrimitives>(param, for_default) {}
+DnnlLRNLayer<Dtype>::DnnlLRNLayer(const LayerParameter& param)
+    : DnnlTwin<Dtype, LRNLayer, DnnlLRNPrimitives>(param) {}
 
 template <typename Dtype>
 bool DnnlLRNLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
                                          const std::vector<Blob<Dtype>*>&, DnnlLRNPrimitives* p) {
-  if (this->for_default_ && !DefaultLRNRunsDnnl(this->across_channels(), this->phase_)) {
-    return false;
+  if (this->by_default_ && !DefaultLRNRunsDnnl(this->across_channels(), this->phase_)) {
+    return this->LeaveToReference(
+        "DEFAULT: oneDNN only across channels in a forward-only (TEST) net");
   }
   p->data = PlainDesc(bottom[0]->shape());
   // oneDNN divides alpha by the window's size as Caffe does; within a channel
@@ -70,6 +70,7 @@ void DnnlLRNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
 
 template class DnnlTwin<float, LRNLayer, DnnlLRNPrimitives>;
 template class DnnlLRNLayer<float>;
-REGISTER_DNNL_LAYER(LRN);
+REGISTER_DNNL_BODY(LRN, DnnlLRNLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 
 }  // namespace crema

@@ -18,9 +18,7 @@ struct DnnlLRNPrimitives;
 template <typename Dtype>
 class DnnlLRNLayer : public DnnlTwin<Dtype, LRNLayer, DnnlLRNPrimitives> {
  public:
-  // for_default (engine DEFAULT): oneDNN where DefaultLRNRunsDnnl says
-  // (default_policy.hpp).
-  explicit DnnlLRNLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlLRNLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

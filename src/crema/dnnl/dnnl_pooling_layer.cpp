@@ -5,7 +5,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -42,8 +41,8 @@ bool DnnlPoolingFormOf(PoolingParameter::PoolMethod method, const PoolingGeometr
 }
 
 template <typename Dtype>
-DnnlPoolingLayer<Dtype>::DnnlPoolingLayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, PoolingLayer, DnnlPoolingPrimitives>(param, for_default) {}
+DnnlPoolingLayer<Dtype>::DnnlPoolingLayer(const LayerParameter& param)
+    : DnnlTwin<Dtype, PoolingLayer, DnnlPoolingPrimitives>(param) {}
 
 template <typename Dtype>
 bool DnnlPoolingLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
@@ -52,7 +51,9 @@ bool DnnlPoolingLayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bo
   const PoolingParameter::PoolMethod method = this->layer_param_.pooling_param().pool();
   if (method == PoolingParameter::STOCHASTIC || top.size() > 1) return false;
   const PoolingGeometry& g = this->geometry_;
-  if (this->for_default_ && !DefaultPoolingRunsDnnl(method, g)) return false;
+  if (this->by_default_ && !DefaultPoolingRunsDnnl(method, g)) {
+    return this->LeaveToReference("DEFAULT: unpadded 2x2 MAX at stride 2, the reference kernel's");
+  }
   DnnlPoolingForm form;
   if (!DnnlPoolingFormOf(method, g, &form)) return false;
   p->src = PlainDesc(bottom[0]->shape());
@@ -100,6 +101,7 @@ void DnnlPoolingLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
 
 template class DnnlTwin<float, PoolingLayer, DnnlPoolingPrimitives>;
 template class DnnlPoolingLayer<float>;
-REGISTER_DNNL_LAYER(Pooling);
+REGISTER_DNNL_BODY(Pooling, DnnlPoolingLayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 
 }  // namespace crema

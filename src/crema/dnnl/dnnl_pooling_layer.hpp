@@ -33,9 +33,7 @@ struct DnnlPoolingPrimitives;
 template <typename Dtype>
 class DnnlPoolingLayer : public DnnlTwin<Dtype, PoolingLayer, DnnlPoolingPrimitives> {
  public:
-  // for_default (engine DEFAULT): oneDNN where DefaultPoolingRunsDnnl says
-  // (default_policy.hpp).
-  explicit DnnlPoolingLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlPoolingLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

@@ -5,7 +5,6 @@
 #include "crema/dnnl/default_policy.hpp"
 #include "crema/dnnl/dnnl.hpp"
 #include "crema/dnnl/dnnl_twin_impl.hpp"
-#include "crema/engine.hpp"
 
 namespace crema {
 
@@ -16,8 +15,8 @@ struct DnnlReLUPrimitives {
 };
 
 template <typename Dtype>
-DnnlReLULayer<Dtype>::DnnlReLULayer(const LayerParameter& param, bool for_default)
-    : DnnlTwin<Dtype, ReLULayer, DnnlReLUPrimitives>(param, for_default) {}
+DnnlReLULayer<Dtype>::DnnlReLULayer(const LayerParameter& param)
+    : DnnlTwin<Dtype, ReLULayer, DnnlReLUPrimitives>(param) {}
 
 // The blob as one flat array: ReLU ignores the shape.
 template <typename Dtype>
@@ -30,7 +29,10 @@ template <typename Dtype>
 bool DnnlReLULayer<Dtype>::MakePrimitives(const std::vector<Blob<Dtype>*>& bottom,
                                           const std::vector<Blob<Dtype>*>&, DnnlReLUPrimitives* p) {
   const int count = bottom[0]->count();
-  if (count == 0 || (this->for_default_ && !DefaultReLURunsDnnl(count))) return false;
+  if (count == 0) return this->LeaveToReference("an empty blob");
+  if (this->by_default_ && !DefaultReLURunsDnnl(count)) {
+    return this->LeaveToReference("DEFAULT: a blob too small for a oneDNN call to pay");
+  }
   const float slope = this->layer_param_.relu_param().negative_slope();
   p->data = PlainDesc({count});
   const auto relu = dnnl::algorithm::eltwise_relu;
@@ -66,6 +68,7 @@ void DnnlReLULayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
 
 template class DnnlTwin<float, ReLULayer, DnnlReLUPrimitives>;
 template class DnnlReLULayer<float>;
-REGISTER_DNNL_LAYER(ReLU);
+REGISTER_DNNL_BODY(ReLU, DnnlReLULayer<float>, true,
+                   "oneDNN where its rule for the shape says (default_policy.hpp)");
 
 }  // namespace crema

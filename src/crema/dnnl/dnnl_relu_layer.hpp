@@ -18,9 +18,7 @@ struct DnnlReLUPrimitives;
 template <typename Dtype>
 class DnnlReLULayer : public DnnlTwin<Dtype, ReLULayer, DnnlReLUPrimitives> {
  public:
-  // for_default (engine DEFAULT): oneDNN where DefaultReLURunsDnnl says
-  // (default_policy.hpp).
-  explicit DnnlReLULayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlReLULayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

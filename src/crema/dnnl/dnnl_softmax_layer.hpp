@@ -16,9 +16,7 @@ struct DnnlSoftmaxPrimitives;
 template <typename Dtype>
 class DnnlSoftmaxLayer : public DnnlTwin<Dtype, SoftmaxLayer, DnnlSoftmaxPrimitives> {
  public:
-  // for_default: made for engine DEFAULT, which runs oneDNN here wherever it
-  // serves (the types default_policy.hpp gives this twin at all).
-  explicit DnnlSoftmaxLayer(const LayerParameter& param, bool for_default = false);
+  explicit DnnlSoftmaxLayer(const LayerParameter& param);
 
  protected:
   bool MakePrimitives(const std::vector<Blob<Dtype>*>& bottom, const std::vector<Blob<Dtype>*>& top,

@@ -12,8 +12,8 @@
 namespace crema {
 
 template <typename Dtype, template <typename> class Reference, typename Primitives>
-DnnlTwin<Dtype, Reference, Primitives>::DnnlTwin(const LayerParameter& param, bool for_default)
-    : Reference<Dtype>(param), for_default_(for_default) {
+DnnlTwin<Dtype, Reference, Primitives>::DnnlTwin(const LayerParameter& param)
+    : Reference<Dtype>(param), by_default_(EngineOf(param) == Engine::kDefault) {
   static_assert(std::is_same<Dtype, float>::value, "oneDNN layers are float only");
 }
 
@@ -35,15 +35,21 @@ void DnnlTwin<Dtype, Reference, Primitives>::Reshape(const std::vector<Blob<Dtyp
   primitive_shape_ = std::move(shape);
   primitives_.reset();
   std::unique_ptr<Primitives> p(new Primitives());
+  reference_why_ = "a setting oneDNN's twin does not take";
   try {
     DnnlUseThreadBudget();
-    if (!MakePrimitives(bottom, top, p.get())) return;
+    if (!MakePrimitives(bottom, top, p.get())) {
+      LogBodyForShape(this->layer_param_, primitive_shape_, "reference body", reference_why_);
+      return;
+    }
   } catch (const dnnl::error& e) {
     LOG(WARNING) << "layer '" << this->layer_param_.name() << "': oneDNN has no " << DnnlOperation()
                  << " here (" << e.what() << "); the reference body runs";
     return;
   }
   primitives_ = std::move(p);
+  LogBodyForShape(this->layer_param_, primitive_shape_, "oneDNN",
+                  by_default_ ? "engine DEFAULT" : "engine DNNL");
   PrimitivesMade();
 }
 

@@ -177,7 +177,7 @@ template <template <typename> class Reference, typename Primitives>
 class DnnlFoldedTwin : public DnnlTwin<float, Reference, Primitives>, public FoldedOutput {
  public:
   explicit DnnlFoldedTwin(const LayerParameter& param)
-      : DnnlTwin<float, Reference, Primitives>(param, false) {}
+      : DnnlTwin<float, Reference, Primitives>(param) {}
   // Whether the current shape runs folded (set by Reshape).
   bool ready() const { return this->uses_dnnl(); }
   void RunFolded(const std::vector<Blob<float>*>& bottom,

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <vector>
 
-#include "crema/engine.hpp"
 #include "crema/filler.hpp"
 #include "crema/util/thread_pool.hpp"
 
@@ -342,6 +341,6 @@ STUB_GPU(BatchNormLayer);
 #endif
 
 INSTANTIATE_CLASS(BatchNormLayer);
-REGISTER_LAYER_WITH_ENGINES(BatchNorm, batch_norm_param);
+REGISTER_LAYER_CLASS(BatchNorm);
 
 }  // namespace crema

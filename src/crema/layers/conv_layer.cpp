@@ -3,8 +3,6 @@
 #include <memory>
 #include <type_traits>
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 template <typename Dtype>
@@ -78,6 +76,6 @@ STUB_GPU(ConvolutionLayer);
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-REGISTER_LAYER_WITH_ENGINES(Convolution, convolution_param);
+REGISTER_LAYER_CLASS(Convolution);
 
 }  // namespace crema

@@ -1,7 +1,5 @@
 #include "crema/layers/deconv_layer.hpp"
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 // The top is the convolution's input: its images are conv_input_dim_ apart,
@@ -80,6 +78,6 @@ STUB_GPU(DeconvolutionLayer);
 #endif
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
-REGISTER_LAYER_WITH_ENGINES(Deconvolution, convolution_param);
+REGISTER_LAYER_CLASS(Deconvolution);
 
 }  // namespace crema

@@ -1,7 +1,5 @@
 #include "crema/layers/depthwise_conv_layer.hpp"
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 namespace {
@@ -43,10 +41,10 @@ void DepthwiseConvolutionLayer<Dtype>::SetGroupToChannels() {
 }
 
 // The GPU bodies are ConvolutionLayer's (conv_layer.cu): no .cu of its own.
-// The engine field chooses the body as for a Convolution (engine.hpp): both
+// The engine field chooses the body as for a Convolution (layer_bodies.cpp): both
 // type strings have the oneDNN twin that a grouped Convolution has.
 INSTANTIATE_CLASS(DepthwiseConvolutionLayer);
-REGISTER_LAYER_WITH_ENGINES(DepthwiseConvolution, convolution_param);
+REGISTER_LAYER_CLASS(DepthwiseConvolution);
 REGISTER_LAYER_CREATOR(ConvolutionDepthwise, Creator_DepthwiseConvolutionLayer);
 
 }  // namespace crema

@@ -1,6 +1,5 @@
 #include "crema/layers/eltwise_layer.hpp"
 
-#include "crema/engine.hpp"
 #include "crema/util/math_functions.hpp"
 
 namespace crema {
@@ -137,6 +136,6 @@ STUB_GPU(EltwiseLayer);
 #endif
 
 INSTANTIATE_CLASS(EltwiseLayer);
-REGISTER_LAYER_WITH_ENGINES(Eltwise, eltwise_param);
+REGISTER_LAYER_CLASS(Eltwise);
 
 }  // namespace crema

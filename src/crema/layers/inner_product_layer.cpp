@@ -4,7 +4,6 @@
 #include <sstream>
 #include <string>
 
-#include "crema/engine.hpp"
 #include "crema/filler.hpp"
 #include "crema/layers/learned_blobs.hpp"
 
@@ -103,6 +102,6 @@ STUB_GPU(InnerProductLayer);
 #endif
 
 INSTANTIATE_CLASS(InnerProductLayer);
-REGISTER_LAYER_WITH_ENGINES(InnerProduct, inner_product_param);
+REGISTER_LAYER_CLASS(InnerProduct);
 
 }  // namespace crema

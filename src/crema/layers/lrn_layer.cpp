@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "crema/engine.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -212,6 +211,6 @@ STUB_GPU(LRNLayer);
 #endif
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_WITH_ENGINES(LRN, lrn_param);
+REGISTER_LAYER_CLASS(LRN);
 
 }  // namespace crema

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "crema/engine.hpp"
 #include "crema/util/thread_pool.hpp"
 
 namespace crema {
@@ -507,6 +506,6 @@ STUB_GPU(PoolingLayer);
 #endif
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_WITH_ENGINES(Pooling, pooling_param);
+REGISTER_LAYER_CLASS(Pooling);
 
 }  // namespace crema

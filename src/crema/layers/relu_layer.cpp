@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 template <typename Dtype>
@@ -45,6 +43,6 @@ STUB_GPU(ReLULayer);
 #endif
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_WITH_ENGINES(ReLU, relu_param);
+REGISTER_LAYER_CLASS(ReLU);
 
 }  // namespace crema

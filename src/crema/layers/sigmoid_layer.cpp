@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 template <typename Dtype>
@@ -36,6 +34,6 @@ STUB_GPU(SigmoidLayer);
 #endif
 
 INSTANTIATE_CLASS(SigmoidLayer);
-REGISTER_LAYER_WITH_ENGINES(Sigmoid, sigmoid_param);
+REGISTER_LAYER_CLASS(Sigmoid);
 
 }  // namespace crema

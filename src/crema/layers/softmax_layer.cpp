@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 template <typename Dtype>
@@ -87,6 +85,6 @@ STUB_GPU(SoftmaxLayer);
 #endif
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_WITH_ENGINES(Softmax, softmax_param);
+REGISTER_LAYER_CLASS(Softmax);
 
 }  // namespace crema

@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "crema/engine.hpp"
-
 namespace crema {
 
 template <typename Dtype>
@@ -35,6 +33,6 @@ STUB_GPU(TanHLayer);
 #endif
 
 INSTANTIATE_CLASS(TanHLayer);
-REGISTER_LAYER_WITH_ENGINES(TanH, tanh_param);
+REGISTER_LAYER_CLASS(TanH);
 
 }  // namespace crema

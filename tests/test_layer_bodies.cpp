@@ -1,13 +1,15 @@
-// The engine field picks the body: DNNL gives the oneDNN layer (CPU mode,
-// float), CAFFE the reference one, DEFAULT the one its type prefers (the
-// oneDNN layer where it is faster for some shapes, deciding per shape), and
-// double data always a reference layer, for each of the nine layer types with
-// a oneDNN twin. In CPU mode, CUDNN (Caffe's GPU engine) gives the reference
-// layer in every build.
+// Each layer type with several bodies asks its one ordered list
+// (layer_bodies.hpp), and the engine field picks the body: DNNL gives the
+// oneDNN layer (CPU mode, float), CAFFE the reference one, DEFAULT the one its
+// type prefers (the oneDNN layer where it is faster for some shapes, deciding
+// per shape), and double data always a reference layer, for each of the
+// layer types with a oneDNN twin. In CPU mode, CUDNN (Caffe's GPU engine)
+// gives the reference layer in every build.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <typeinfo>
+#include <vector>
 
 #include "crema/dnnl/dnnl_batch_norm_layer.hpp"
 #include "crema/dnnl/dnnl_conv_layer.hpp"
@@ -18,6 +20,7 @@
 #include "crema/dnnl/dnnl_pooling_layer.hpp"
 #include "crema/dnnl/dnnl_relu_layer.hpp"
 #include "crema/dnnl/dnnl_softmax_layer.hpp"
+#include "crema/layer_bodies.hpp"
 #include "crema/layer_factory.hpp"
 #include "crema/layers/batch_norm_layer.hpp"
 #include "crema/layers/conv_layer.hpp"
@@ -34,6 +37,80 @@
 namespace crema {
 namespace {
 
+LayerParameter ParseLayer(const std::string& text) {
+  LayerParameter param;
+  ReadProtoFromString(text, "layer", &param);
+  return param;
+}
+
+std::vector<std::string> Names(const std::vector<std::pair<std::string, Verdict>>& answers) {
+  std::vector<std::string> names;
+  for (const auto& answer : answers) names.push_back(answer.first);
+  return names;
+}
+
+// A Convolution's list, in order, with each body's answer on a CPU.
+TEST(LayerBodiesTest, ConvolutionAsksItsListInOrder) {
+  Context::set_mode(Context::CPU);
+  const auto answers = LayerBodies<float>::Ask(ParseLayer(
+      "name: 'c' type: 'Convolution' convolution_param { num_output: 1 kernel_size: 3 }"));
+  ASSERT_EQ(Names(answers), (std::vector<std::string>{"oneDNN", "cuDNN", "reference"}));
+#ifdef CREMA_DNNL
+  EXPECT_TRUE(answers[0].second.serves);
+  EXPECT_NE(answers[0].second.why.find("DEFAULT"), std::string::npos) << answers[0].second.why;
+#else
+  EXPECT_FALSE(answers[0].second.serves);
+  EXPECT_EQ(answers[0].second.why, "not in this build");
+#endif
+  EXPECT_FALSE(answers[1].second.serves);
+  EXPECT_EQ(answers[1].second.why, LayerBodies<float>::Has("Convolution", "cuDNN")
+                                       ? "GPU mode only"
+                                       : "not in this build");
+  EXPECT_TRUE(answers[2].second.serves);
+}
+
+// The engine field filters the list; a type DEFAULT keeps off oneDNN says
+// why; double data has no oneDNN body.
+TEST(LayerBodiesTest, EngineAndDataTypeFilterTheList) {
+  Context::set_mode(Context::CPU);
+  const auto eltwise_default = LayerBodies<float>::Ask(ParseLayer("name: 'e' type: 'Eltwise'"));
+  ASSERT_EQ(Names(eltwise_default), (std::vector<std::string>{"oneDNN", "reference"}));
+  EXPECT_FALSE(eltwise_default[0].second.serves);
+  const auto relu_caffe =
+      LayerBodies<float>::Ask(ParseLayer("name: 'r' type: 'ReLU' relu_param { engine: CAFFE }"));
+  EXPECT_FALSE(relu_caffe[0].second.serves);
+  EXPECT_EQ(relu_caffe.back().second.why, "engine CAFFE");
+#ifdef CREMA_DNNL
+  EXPECT_NE(eltwise_default[0].second.why.find("one-pass SUM"), std::string::npos)
+      << eltwise_default[0].second.why;
+  EXPECT_EQ(relu_caffe[0].second.why, "engine CAFFE");
+  const auto relu_double =
+      LayerBodies<double>::Ask(ParseLayer("name: 'r' type: 'ReLU' relu_param { engine: DNNL }"));
+  EXPECT_FALSE(relu_double[0].second.serves);
+  EXPECT_EQ(relu_double[0].second.why, "float data only");
+#endif
+}
+
+// Where each type reads its engine; a type with one body reads DEFAULT.
+TEST(LayerBodiesTest, EngineOfReadsEachTypesField) {
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'Convolution' convolution_param { engine: DNNL }")),
+            Engine::kDnnl);
+  EXPECT_EQ(
+      EngineOf(ParseLayer("type: 'ConvolutionDepthwise' convolution_param { engine: CAFFE }")),
+      Engine::kCaffe);
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'Pooling' pooling_param { engine: CUDNN }")),
+            Engine::kCudnn);
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'InnerProduct' inner_product_param { engine: DNNL }")),
+            Engine::kDnnl);
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'BatchNorm' batch_norm_param { engine: CAFFE }")),
+            Engine::kCaffe);
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'Softmax' softmax_param { engine: DNNL }")), Engine::kDnnl);
+  // The engine of another type's message is not this type's.
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'ReLU' softmax_param { engine: DNNL }")), Engine::kDefault);
+  EXPECT_EQ(EngineOf(ParseLayer("type: 'Concat'")), Engine::kDefault);
+  EXPECT_FALSE(LayerBodies<float>::HasList("Concat"));
+}
+
 template <template <typename> class Reference>
 void ExpectCudnnEngineOnCpuIsReference(const std::string& layer_text) {
   SCOPED_TRACE(layer_text);
@@ -46,7 +123,7 @@ void ExpectCudnnEngineOnCpuIsReference(const std::string& layer_text) {
   EXPECT_EQ(typeid(*as_double), typeid(Reference<double>));
 }
 
-TEST(EngineTest, CudnnInCpuModeRunsTheReferenceBody) {
+TEST(LayerBodiesTest, CudnnInCpuModeRunsTheReferenceBody) {
   ExpectCudnnEngineOnCpuIsReference<ConvolutionLayer>(
       "type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 engine: CUDNN }");
   ExpectCudnnEngineOnCpuIsReference<PoolingLayer>(
@@ -83,7 +160,7 @@ void ExpectEngineChoice(const std::string& layer_text, bool default_is_dnnl) {
   }
 }
 
-TEST(EngineTest, EachTypePicksItsBody) {
+TEST(LayerBodiesTest, EachTypePicksItsBody) {
   ExpectEngineChoice<DnnlConvolutionLayer>(
       "type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 engine: ENGINE }",
       true);
