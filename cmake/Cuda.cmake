@@ -1,8 +1,8 @@
 # CREMA_CUDA: AUTO builds the CUDA backend where it can run: nvcc is found
 # (PATH or /usr/local/cuda) and a CUDA device answers (nvidia-smi lists one).
 # ON builds it whenever nvcc is found (CI compiles every .cu file on machines
-# without a GPU); OFF never touches CUDA. Without it the build defines
-# CPU_ONLY and no CUDA header is included anywhere.
+# without a GPU); OFF never touches CUDA. With it the build defines the
+# macro CREMA_CUDA; without it no CUDA header is included anywhere.
 #
 # CREMA_CUDA_ARCH: the architectures .cu files are compiled for. Empty (the
 # default) means those of the devices that answer, or 90 where none does.

@@ -30,10 +30,11 @@ set(CREMA_DEPENDENCY_LIBS
 set(CREMA_DEFINITIONS "")
 include_directories(SYSTEM ${CBLAS_INCLUDE_DIR} ${HDF5_INCLUDE_DIRS})
 
+# CREMA_CUDA (the macro, as CREMA_DNNL, CREMA_MPI...): the build has the CUDA
+# backend; without it no CUDA header is included anywhere.
 if(CREMA_WITH_CUDA)
   list(APPEND CREMA_DEPENDENCY_LIBS CUDA::cudart CUDA::cublas CUDA::curand)
-else()
-  list(APPEND CREMA_DEFINITIONS CPU_ONLY)
+  list(APPEND CREMA_DEFINITIONS CREMA_CUDA)
 endif()
 
 # CREMA_MPI: AUTO builds the multi-process path when Open MPI is installed

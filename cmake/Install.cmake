@@ -11,7 +11,7 @@
 # whole interface: every dependency and every definition Dependencies.cmake
 # collected. An installed Crema is used through its headers alone, so the
 # exported Crema::crema carries only what they need: their definitions
-# (CPU_ONLY, CREMA_OPENCV, CREMA_NCCL change what the headers declare), the
+# (CREMA_CUDA, CREMA_OPENCV, CREMA_NCCL change what the headers declare), the
 # libraries whose headers they include (protobuf, glog and its gflags, Boost
 # thread, cblas.h's folder, OpenCV in builds with it, CUDA's runtime, cuBLAS and
 # cuRAND in CUDA builds), and nothing the library only uses inside
@@ -23,7 +23,7 @@ set(CREMA_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Crema)
 
 # The definitions that change what the public headers declare: those of
 # CREMA_DEFINITIONS that a header's #if, #ifdef, #ifndef or #elif tests
-# (today CPU_ONLY, CREMA_OPENCV and CREMA_NCCL).
+# (today CREMA_CUDA, CREMA_OPENCV and CREMA_NCCL).
 file(GLOB_RECURSE crema_public_headers ${CMAKE_SOURCE_DIR}/include/crema/*.hpp)
 set(crema_header_conditions "")
 foreach(header IN LISTS crema_public_headers)

@@ -56,7 +56,7 @@ struct GPUDevice {
 
 using TestDtypes = ::testing::Types<float, double>;
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>>;
 #else
 using TestDtypesAndDevices =

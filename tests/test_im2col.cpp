@@ -508,7 +508,7 @@ TYPED_TEST(Im2colTest, NdAdjointOfIm2colIsCol2im) {
   }
 }
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 
 // Host vectors copied to the device and back through SyncedMemory.
 template <typename T>
@@ -634,7 +634,7 @@ TYPED_TEST(Im2colGpuTest, NdCol2imMatchesCpu) {
   }
 }
 
-#endif  // !CPU_ONLY
+#endif  // CREMA_CUDA
 
 }  // namespace
 }  // namespace crema

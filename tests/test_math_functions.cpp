@@ -533,7 +533,7 @@ TYPED_TEST(MathFunctionsDeathTest, RngRejectsInvalidParameters) {
   EXPECT_DEATH(rng_bernoulli<TypeParam>(2, TypeParam(-0.1), bits), "");
 }
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 
 // Each GPU function against its CPU twin on the same random inputs, held in
 // blobs so that the data moves between host and device through SyncedMemory.
@@ -847,6 +847,6 @@ TEST_F(MathFunctionsGpuIntegerTest, RngUniformBits) {
   EXPECT_NEAR(0.5, static_cast<double>(top_bit_set) / n, 0.02);
 }
 
-#endif  // !CPU_ONLY
+#endif  // CREMA_CUDA
 
 }  // namespace crema

@@ -19,7 +19,7 @@
 namespace crema {
 namespace {
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 
 // Two inner products around a TanH, fitted by Euclidean loss: weights and
 // biases, a nonlinearity, and a bias with its own lr_mult and no decay, so
@@ -257,7 +257,7 @@ TYPED_TEST(SgdSolversGpuTest, StepKeepsParametersGradientsAndHistoryOnTheDevice)
   }
 }
 
-#endif  // !CPU_ONLY
+#endif  // CREMA_CUDA
 
 }  // namespace
 }  // namespace crema

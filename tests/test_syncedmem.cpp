@@ -120,7 +120,7 @@ TEST(SyncedMemoryTest, ZeroSizeIsValid) {
   EXPECT_NE(mem.cpu_data(), nullptr);
 }
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 TEST_F(GpuTest, SyncedMemoryRoundTripsThroughDevice) {
   SyncedMemory mem(10);
   std::memset(mem.mutable_cpu_data(), 1, 10);

@@ -147,7 +147,7 @@ crema::Phase PhaseFlag() {
 int DeviceQuery() {
   LOG(INFO) << "Crema " << CREMA_VERSION_STRING;
   LOG(INFO) << "CPU threads (budget shared by BLAS and the kernel pool): " << crema::ThreadBudget();
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
   LOG(INFO) << "Build: CPU only";
 #else
   LOG(INFO) << "Build: CUDA";

@@ -148,7 +148,7 @@ class Context {
   // The first usable device at or after start_id, or -1.
   static int FindDevice(int start_id = 0);
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   static cublasHandle_t cublas_handle();
   static curandGenerator_t curand_generator();
 #endif
@@ -166,7 +166,7 @@ class Context {
   size_t max_allocation_ = SIZE_MAX;
   uint64_t seed_ = 0;
   RNG rng_;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   cublasHandle_t cublas_handle_ = nullptr;
   curandGenerator_t curand_generator_ = nullptr;
   int handles_device_ = -1;

@@ -4,7 +4,6 @@
 #ifndef CREMA_NET_HPP_
 #define CREMA_NET_HPP_
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -21,6 +20,8 @@ namespace crema {
 
 template <typename Dtype>
 class Net;
+// The seams graph rewrites leave (src/crema/net_rewrites/net_rewrite.hpp).
+struct NetSeams;
 
 // What a net is built with besides its NetParameter.
 template <typename Dtype>
@@ -47,21 +48,7 @@ class Net {
   // and stages.
   Net(const std::string& param_file, Phase phase, int level = 0,
       const std::vector<std::string>* stages = nullptr);
-  virtual ~Net() = default;
-
-  // Layers first..last that a graph rewrite joined (src/crema/net_rewrites/):
-  // a forward pass that ends at a layer in [first, last) calls
-  // finish_forward with that layer, every backward pass calls
-  // prepare_backward with the layer it runs down to, and every forward pass
-  // of layers start..end calls begin_forward(start, end) before its first
-  // layer (any may be empty), so that any pass leaves the blobs as the plain
-  // layers would. Seams are called in the order of their first layer.
-  struct Seam {
-    int first = 0, last = 0;
-    std::function<void(int end)> finish_forward;
-    std::function<void(int end)> prepare_backward;
-    std::function<void(int start, int end)> begin_forward;
-  };
+  virtual ~Net();
 
   // Runs every layer forward; returns the output blobs and, if asked, the loss.
   const std::vector<Blob<Dtype>*>& Forward(Dtype* loss = nullptr);
@@ -229,7 +216,8 @@ class Net {
   std::map<std::string, int> layer_names_index_;
   std::map<std::string, int> weights_layer_index_;
   std::vector<bool> layer_need_backward_;
-  std::vector<Seam> seams_;
+  // What the graph rewrites left for every pass to call (net_rewrites/net_rewrite.hpp).
+  std::unique_ptr<NetSeams> seams_;
   std::vector<std::shared_ptr<Blob<Dtype>>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

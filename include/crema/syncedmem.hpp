@@ -15,7 +15,7 @@ namespace crema {
 // when the calling thread is in GPU mode, so copies can be asynchronous.
 void MallocHost(void** ptr, size_t size, bool* use_cuda);
 void FreeHost(void* ptr, bool use_cuda);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 // cudaMalloc whose failure for lack of memory is a MemoryError naming the
 // bytes asked and those free (other CUDA failures stay CUDA_CHECKs).
 void DeviceMalloc(void** ptr, size_t size);
@@ -46,7 +46,7 @@ class SyncedMemory {
   // Uses memory the caller owns (and keeps alive) as the host copy.
   void set_cpu_data(void* data);
   void set_gpu_data(void* data);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   // Starts copying the host data to the device on the given stream; the
   // caller synchronises the stream before using the device copy.
   void async_gpu_push(const cudaStream_t& stream);

@@ -274,7 +274,7 @@ void Blob<Dtype>::Update() {
       break;
     case SyncedMemory::HEAD_AT_GPU:
     case SyncedMemory::SYNCED:
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       gpu_axpy<Dtype>(count_, Dtype(-1), gpu_diff(), mutable_gpu_data());
 #else
       NO_GPU;
@@ -313,7 +313,7 @@ Dtype CpuSumsq(int n, const Dtype* x) {
 }
 template <typename Dtype>
 Dtype GpuAsum(int n, const Dtype* x) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   Dtype result;
   gpu_asum<Dtype>(n, x, &result);
   return result;
@@ -326,7 +326,7 @@ Dtype GpuAsum(int n, const Dtype* x) {
 }
 template <typename Dtype>
 Dtype GpuSumsq(int n, const Dtype* x) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   Dtype result;
   gpu_dot<Dtype>(n, x, x, &result);
   return result;
@@ -346,7 +346,7 @@ void ScaleWhereFresh(SyncedMemory* memory, int count, Dtype factor) {
       return;
     case SyncedMemory::HEAD_AT_GPU:
     case SyncedMemory::SYNCED:
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       gpu_scal<Dtype>(count, factor, static_cast<Dtype*>(memory->mutable_gpu_data()));
 #else
       NO_GPU;
@@ -412,7 +412,7 @@ void Blob<Dtype>::CopyFrom(const Blob& source, bool copy_diff, bool reshape) {
   const auto& from = copy_diff ? source.diff() : source.data();
   const auto& to = copy_diff ? diff_ : data_;
   if (Context::mode() == Context::GPU) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     gpu_memcpy(count_ * sizeof(Dtype), from->gpu_data(), to->mutable_gpu_data());
 #else
     NO_GPU;

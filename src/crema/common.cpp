@@ -88,7 +88,7 @@ void Context::set_random_seed(uint64_t seed) {
   Context& context = Get();
   context.seed_ = seed;
   context.rng_.Seed(seed);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (context.curand_generator_) {
     CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(context.curand_generator_, seed));
     CURAND_CHECK(curandSetGeneratorOffset(context.curand_generator_, 0));
@@ -102,7 +102,7 @@ void GlobalInit(int* argc, char*** argv) {
   google::InstallFailureSignalHandler();
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 
 Context::~Context() {}
 
@@ -261,6 +261,6 @@ const char* curandGetErrorString(curandStatus_t status) {
   }
 }
 
-#endif  // CPU_ONLY
+#endif  // !CREMA_CUDA
 
 }  // namespace crema

@@ -22,7 +22,7 @@ void EmaWeights<Dtype>::Update(const std::vector<Blob<Dtype>*>& weights) {
   for (size_t i = 0; i < weights.size(); ++i) {
     const int n = weights[i]->count();
     if (gpu) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       gpu_axpby(n, 1 - decay_, weights[i]->gpu_data(), decay_, average_[i]->mutable_gpu_data());
 #endif
     } else {

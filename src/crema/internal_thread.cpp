@@ -50,7 +50,7 @@ void InternalThread::StartInternalThread() {
 
 void InternalThread::Entry(const ChildContext& context) {
   try {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     if (context.mode == Context::GPU) Context::SetDevice(context.device);
 #endif
     Context::set_mode(context.mode);

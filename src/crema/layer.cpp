@@ -98,7 +98,7 @@ Dtype Layer<Dtype>::Forward(const std::vector<Blob<Dtype>*>& bottom,
   for (size_t top_id = 0; top_id < top.size(); ++top_id) {
     if (!loss(static_cast<int>(top_id))) continue;
     const int count = top[top_id]->count();
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     if (gpu) {
       Dtype blob_loss = 0;
       gpu_dot(count, top[top_id]->gpu_data(), top[top_id]->gpu_diff(), &blob_loss);

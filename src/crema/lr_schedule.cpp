@@ -27,11 +27,6 @@ std::string PolicyList() {
   return list;
 }
 
-void RequireFinite(double value, const char* field) {
-  CREMA_REQUIRE(std::isfinite(value),
-                "solver: " << field << " is " << value << "; it must be a finite number");
-}
-
 // Half a cosine from `from` (at t = 0) to `to` (at t = 1).
 double CosineBetween(double from, double to, double t) {
   return to + (from - to) * (1 + std::cos(kPi * t)) / 2;
@@ -215,6 +210,13 @@ void RequireWarmupSettings(const SolverParameter& param) {
 }
 
 }  // namespace
+
+void RequireFinite(double value, const char* field, bool non_negative) {
+  CREMA_REQUIRE(std::isfinite(value),
+                "solver: " << field << " is " << value << "; it must be a finite number");
+  CREMA_REQUIRE(!non_negative || value >= 0,
+                "solver: " << field << " is " << value << "; it must not be negative");
+}
 
 void RequireScheduleMeaningful(const SolverParameter& param) {
   RequirePolicySettings(param);

@@ -16,6 +16,12 @@
 
 namespace crema {
 
+// Refuses, naming the field, a solver setting that is not finite (or, where
+// non_negative, negative): it would train garbage (NaN weights into a
+// snapshot) or nothing without a word. The one check of a number the solver
+// and the schedule read.
+void RequireFinite(double value, const char* field, bool non_negative = false);
+
 // Refuses, naming the field, settings the schedule cannot follow: an unknown
 // policy or warm-up policy, a policy's missing or meaningless setting, a
 // warm-up longer than max_iter.

@@ -23,6 +23,10 @@ void RequireComputablePrecision(Type precision, const std::string& where) {
 }
 }  // namespace
 
+// Here, where NetSeams is complete.
+template <typename Dtype>
+Net<Dtype>::~Net() = default;
+
 template <typename Dtype>
 Net<Dtype>::Net(const NetParameter& param, const NetOptions<Dtype>& options) {
   Init(param, options);
@@ -603,10 +607,10 @@ void Net<Dtype>::Rewrite(bool force_backward) {
   NetGraph<Dtype> graph{
       layers_,      bottom_vecs_,          top_vecs_, bottom_id_vecs_,
       top_id_vecs_, bottom_need_backward_, log_,      phase_ == TEST && !force_backward};
-  seams_ = RewriteNet(graph);
+  seams_.reset(new NetSeams{RewriteNet(graph)});
   // Work left pending finishes in layer order (a convolution's move into
   // the blob before the BatchNorm after it normalises the blob).
-  std::stable_sort(seams_.begin(), seams_.end(),
+  std::stable_sort(seams_->list.begin(), seams_->list.end(),
                    [](const Seam& a, const Seam& b) { return a.first < b.first; });
 }
 
@@ -614,7 +618,7 @@ template <typename Dtype>
 Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   RequireLayerRange("forward", start, end);
   if (start == 0) RequireShapedInputs();
-  for (const Seam& seam : seams_) {
+  for (const Seam& seam : seams_->list) {
     if (seam.begin_forward) seam.begin_forward(start, end);
   }
   Dtype loss = 0;
@@ -631,7 +635,7 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
       }
     }
   }
-  for (const Seam& seam : seams_) {
+  for (const Seam& seam : seams_->list) {
     if (seam.finish_forward && seam.first <= end && end < seam.last) seam.finish_forward(end);
   }
   return loss;
@@ -648,7 +652,7 @@ const std::vector<Blob<Dtype>*>& Net<Dtype>::Forward(Dtype* loss) {
 template <typename Dtype>
 void Net<Dtype>::BackwardFromTo(int start, int end) {
   RequireLayerRange("backward", end, start);
-  for (const Seam& seam : seams_) {
+  for (const Seam& seam : seams_->list) {
     if (seam.prepare_backward) seam.prepare_backward(end);
   }
   for (int i = start; i >= end; --i) {
@@ -692,7 +696,7 @@ template <typename Dtype>
 void Net<Dtype>::ClearParamDiffs() {
   for (Blob<Dtype>* param : learnable_params_) {
     if (Context::mode() == Context::GPU) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       gpu_set(param->count(), Dtype(0), param->mutable_gpu_diff());
 #else
       NO_GPU;

@@ -251,7 +251,7 @@ class ParallelTrainer<Dtype>::Worker : public InternalThread {
  protected:
   void InternalThreadEntry() override {
     Context::set_solver_rank(trainer_->first_rank_ + local_index_);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     if (!trainer_->devices_.empty()) Context::SetDevice(trainer_->devices_[local_index_]);
 #endif
     solver_ = CreateSolver<Dtype>(trainer_->param_, trainer_->main_->net().get());
@@ -318,7 +318,7 @@ ParallelTrainer<Dtype>::ParallelTrainer(const SolverParameter& param, int local_
   Context::set_local_solver_count(local_solvers);
   Context::set_solver_rank(first_rank_);
   Context::set_multiprocess(processes > 1);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (!devices.empty()) {
     Context::SetDevice(devices[0]);
     Context::set_mode(Context::GPU);

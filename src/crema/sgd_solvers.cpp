@@ -11,7 +11,7 @@ namespace crema {
 // In GPU mode the net keeps parameters and gradients on the device, so each
 // step of the update runs there too, history included: nothing goes through
 // host memory. A CPU-only build has no device bodies to call.
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 #define CREMA_SOLVER_GPU(call) call
 #else
 #define CREMA_SOLVER_GPU(call) NO_GPU

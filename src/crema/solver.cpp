@@ -35,16 +35,6 @@ SolverParameter Upgraded(const SolverParameter& param) {
   UpgradeSolverAsNeeded("solver", &upgraded);
   return upgraded;
 }
-// A setting that is not finite, or out of the range where it means
-// something, trains garbage (NaN weights into a snapshot) or nothing (no
-// iterations, a snapshot of iteration 0) without a word: each is refused by
-// name before the nets are built.
-void RequireFinite(double value, const char* field, bool non_negative) {
-  CREMA_REQUIRE(std::isfinite(value),
-                "solver: " << field << " is " << value << "; it must be a finite number");
-  CREMA_REQUIRE(!non_negative || value >= 0,
-                "solver: " << field << " is " << value << "; it must not be negative");
-}
 
 // Intel's local_lr_auto and NVCaffe's larc replace each blob's lr_mult by a
 // trust ratio; both forks apply it to SGD, and Crema to SGD, Nesterov and SGDW.

@@ -99,7 +99,7 @@ template <typename Dtype>
 bool GradientsFinite(const Net<Dtype>& net, SyncedMemory* flag) {
   CHECK_EQ(flag->size(), sizeof(int)) << "the flag holds one int";
   if (Context::mode() == Context::GPU) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     // On the device: every gradient raises the one flag; one copy back.
     int* device_flag = static_cast<int*>(flag->mutable_gpu_data());
     gpu_memset(sizeof(int), 0, device_flag);

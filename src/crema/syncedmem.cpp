@@ -45,7 +45,7 @@ void RequireWithinLimit(size_t size, const char* memory) {
 
 }  // namespace
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 // cudaMalloc failing for lack of memory is the user's to fix (a smaller
 // batch); other CUDA failures stay programming or driver errors.
 void DeviceMalloc(void** ptr, size_t size) {
@@ -67,7 +67,7 @@ void DeviceMalloc(void** ptr, size_t size) {
 void MallocHost(void** ptr, size_t size, bool* use_cuda) {
   RequireWithinLimit(size, "host");
   ++g_allocations;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (Context::mode() == Context::GPU) {
     const cudaError_t status = cudaMallocHost(ptr, size);
     if (status == cudaErrorMemoryAllocation) {
@@ -89,7 +89,7 @@ void MallocHost(void** ptr, size_t size, bool* use_cuda) {
 }
 
 void FreeHost(void* ptr, bool use_cuda) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (use_cuda) {
     CUDA_CHECK(cudaFreeHost(ptr));
     return;
@@ -101,7 +101,7 @@ void FreeHost(void* ptr, bool use_cuda) {
 }
 
 SyncedMemory::SyncedMemory() : stamp_(NewStamp()) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (Context::DeviceCount() > 0) CUDA_CHECK(cudaGetDevice(&device_));
 #endif
 }
@@ -111,14 +111,14 @@ SyncedMemory::SyncedMemory(size_t size) : SyncedMemory() { size_ = size; }
 SyncedMemory::~SyncedMemory() {
   CheckDevice();
   if (cpu_ptr_ && own_cpu_data_) FreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (gpu_ptr_ && own_gpu_data_) CUDA_CHECK(cudaFree(gpu_ptr_));
 #endif
 }
 
 // Device memory must be used on the device it was allocated on.
 void SyncedMemory::CheckDevice() {
-#if !defined(CPU_ONLY) && !defined(NDEBUG)
+#if defined(CREMA_CUDA) && !defined(NDEBUG)
   if (gpu_ptr_) {
     int device;
     cudaGetDevice(&device);
@@ -138,7 +138,7 @@ void SyncedMemory::to_cpu() {
       own_cpu_data_ = true;
       break;
     case HEAD_AT_GPU:
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       if (!cpu_ptr_) {
         MallocHost(&cpu_ptr_, size_, &cpu_malloc_use_cuda_);
         own_cpu_data_ = true;
@@ -158,7 +158,7 @@ void SyncedMemory::to_cpu() {
 void SyncedMemory::to_gpu() {
   CheckDevice();
   WriteDeferred();
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   switch (head_) {
     case UNINITIALIZED:
       CUDA_CHECK(cudaGetDevice(&device_));
@@ -208,7 +208,7 @@ const void* SyncedMemory::gpu_data() {
 }
 
 void SyncedMemory::set_gpu_data(void* data) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   CHECK(data);
   stamp_ = NewStamp();
   deferred_ = nullptr;
@@ -236,7 +236,7 @@ void* SyncedMemory::mutable_gpu_data() {
   return gpu_ptr_;
 }
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 void SyncedMemory::async_gpu_push(const cudaStream_t& stream) {
   CHECK(head_ == HEAD_AT_CPU) << "async_gpu_push needs the newest data on the host";
   if (!gpu_ptr_) {

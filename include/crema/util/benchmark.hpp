@@ -25,7 +25,7 @@ class Timer {
   bool running_ = false;
   bool started_ = false;
   std::chrono::steady_clock::time_point start_cpu_, stop_cpu_;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   cudaEvent_t start_gpu_ = nullptr, stop_gpu_ = nullptr;
 #endif
   DISABLE_COPY_AND_ASSIGN(Timer);

@@ -1,10 +1,10 @@
 // What differs between CPU-only and CUDA builds: GPU error checks and kernel
-// helpers in CUDA builds; in CPU_ONLY builds, bodies that fail loudly if GPU
+// helpers in CUDA builds; in CPU-only builds (no CREMA_CUDA), bodies that fail loudly if GPU
 // code is ever reached, so layers can declare GPU methods unconditionally.
 #ifndef CREMA_UTIL_DEVICE_ALTERNATE_HPP_
 #define CREMA_UTIL_DEVICE_ALTERNATE_HPP_
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 
 #include <glog/logging.h>
 
@@ -76,6 +76,6 @@ inline int CREMA_GET_BLOCKS(const int64_t n) {
 
 }  // namespace crema
 
-#endif  // CPU_ONLY
+#endif  // !CREMA_CUDA
 
 #endif  // CREMA_UTIL_DEVICE_ALTERNATE_HPP_

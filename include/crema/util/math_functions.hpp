@@ -175,7 +175,7 @@ template <typename Dtype>
 void rng_bernoulli(int N, Dtype p, unsigned int* r);
 
 // ---- GPU (CUDA builds; cuBLAS on the calling thread's handle) --------------------
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 
 template <typename Dtype>
 void gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K, Dtype alpha,
@@ -238,7 +238,7 @@ void gpu_rng_uniform(int N, Dtype a, Dtype b, Dtype* r);
 template <typename Dtype>
 void gpu_rng_gaussian(int N, Dtype mu, Dtype sigma, Dtype* r);
 
-#endif  // !CPU_ONLY
+#endif  // CREMA_CUDA
 
 }  // namespace crema
 

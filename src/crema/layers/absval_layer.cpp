@@ -27,7 +27,7 @@ void AbsValLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   cpu_mul(count, bottom_diff, top[0]->cpu_diff(), bottom_diff);
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(AbsValLayer);
 #endif
 

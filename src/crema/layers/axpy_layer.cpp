@@ -73,7 +73,7 @@ void AxpyLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(AxpyLayer);
 #endif
 

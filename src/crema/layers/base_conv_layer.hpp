@@ -140,7 +140,7 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   // bias_diff += the sum over positions of diff (num_output x positions).
   void AccumulateBiasDiff_cpu(const Dtype* diff, int positions, Dtype* bias_diff) const;
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   // The GPU forms of the same.
   void ImageToColumns_gpu(const Dtype* image, Dtype* columns) const;
   void ColumnsToImage_gpu(const Dtype* columns, Dtype* image) const;
@@ -211,7 +211,7 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   // (num_spatial_axes_ + 1 each), kernel, pad, stride, dilation.
   void StoreNdShapes();
   const int* NdShapes_cpu() const { return static_cast<const int*>(nd_shapes_->cpu_data()); }
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   const int* NdShapes_gpu() const { return static_cast<const int*>(nd_shapes_->gpu_data()); }
 #endif
   // Offsets of each array within the N-D shape arrays.

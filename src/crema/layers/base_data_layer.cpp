@@ -51,7 +51,7 @@ void BasePrefetchingDataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>
   for (auto& batch : prefetch_) {
     for (Blob<Dtype>* blob : batch->Served(this->top_count_)) {
       blob->mutable_cpu_data();
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       if (Context::mode() == Context::GPU) blob->mutable_gpu_data();
 #endif
     }
@@ -62,7 +62,7 @@ void BasePrefetchingDataLayer<Dtype>::LayerSetUp(const std::vector<Blob<Dtype>*>
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry() {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   cudaStream_t stream = nullptr;
   if (Context::mode() == Context::GPU) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -74,7 +74,7 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry() {
       Batch<Dtype>* batch = prefetch_free_.pop();
       priority_.SetAhead(2 * prefetch_full_.size() >= prefetch_.size());
       load_batch(batch);
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
       if (Context::mode() == Context::GPU) {
         // Copy to the device on this thread's stream, overlapping the solver.
         for (Blob<Dtype>* blob : batch->Served(this->top_count_)) {
@@ -86,12 +86,12 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry() {
       prefetch_full_.push(batch);
     }
   } catch (...) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
     if (stream) cudaStreamDestroy(stream);
 #endif
     throw;
   }
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (stream) CUDA_CHECK(cudaStreamDestroy(stream));
 #endif
 }
@@ -140,7 +140,7 @@ void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const std::vector<Blob<Dtype>*>& bottom,
                                                   const std::vector<Blob<Dtype>*>& top) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   Batch<Dtype>* batch = NextBatch();
   const std::vector<Blob<Dtype>*> served = batch->Served(top.size());
   for (size_t i = 0; i < served.size(); ++i) {

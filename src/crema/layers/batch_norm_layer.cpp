@@ -336,7 +336,7 @@ void BatchNormLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(BatchNormLayer);
 #endif
 

@@ -94,7 +94,7 @@ void BiasLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(BiasLayer);
 #endif
 

@@ -267,7 +267,7 @@ void BNLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(BNLayer);
 #endif
 

@@ -32,7 +32,7 @@ void BNLLLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   for (int i = 0; i < count; ++i) bottom_diff[i] = -top_diff[i] * std::expm1(-top_data[i]);
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(BNLLLayer);
 #endif
 

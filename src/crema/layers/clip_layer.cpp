@@ -48,7 +48,7 @@ void ClipLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ClipLayer);
 #endif
 

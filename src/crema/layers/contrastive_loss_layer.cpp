@@ -97,7 +97,7 @@ void ContrastiveLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ContrastiveLossLayer);
 #endif
 

@@ -70,7 +70,7 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ConvolutionLayer);
 #endif
 

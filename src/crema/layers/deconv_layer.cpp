@@ -73,7 +73,7 @@ void DeconvolutionLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& to
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(DeconvolutionLayer);
 #endif
 

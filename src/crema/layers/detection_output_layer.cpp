@@ -218,7 +218,7 @@ void DetectionOutputLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   CREMA_LAYER_REQUIRE(!asked, "has no backward pass (it is for inference only)");
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(DetectionOutputLayer);
 #endif
 

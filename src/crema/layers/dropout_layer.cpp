@@ -60,7 +60,7 @@ void DropoutLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   for (int i = 0; i < count; ++i) bottom_diff[i] = top_diff[i] * Dtype(mask[i]) * train_scale_;
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(DropoutLayer);
 #endif
 

@@ -100,7 +100,7 @@ void EmbedLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(EmbedLayer);
 #endif
 

@@ -35,7 +35,7 @@ void EuclideanLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& to
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(EuclideanLossLayer);
 #endif
 

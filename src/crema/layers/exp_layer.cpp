@@ -41,7 +41,7 @@ void ExpLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   for (int i = 0; i < count; ++i) bottom_diff[i] = top_diff[i] * inner_scale_ * top_data[i];
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ExpLayer);
 #endif
 

@@ -70,7 +70,7 @@ void FixedNeuronLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   cpu_copy(top[0]->count(), top[0]->cpu_diff(), bottom[0]->mutable_cpu_diff());
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(FixedNeuronLayer);
 #endif
 

@@ -41,7 +41,7 @@ void Im2colLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(Im2colLayer);
 #endif
 

@@ -97,7 +97,7 @@ void InnerProductLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(InnerProductLayer);
 #endif
 

@@ -206,7 +206,7 @@ void LRNLayer<Dtype>::BackwardAcrossChannelsCpu(const Blob<Dtype>& top, Blob<Dty
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(LRNLayer);
 #endif
 

@@ -116,7 +116,7 @@ void LSTMUnitLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(LSTMUnitLayer);
 #endif
 

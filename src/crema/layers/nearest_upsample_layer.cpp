@@ -78,7 +78,7 @@ void NearestUpsampleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(NearestUpsampleLayer);
 #endif
 

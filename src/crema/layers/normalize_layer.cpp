@@ -148,7 +148,7 @@ void NormalizeLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(NormalizeLayer);
 #endif
 

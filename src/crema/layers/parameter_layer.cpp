@@ -45,7 +45,7 @@ void ParameterLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   cpu_axpy(top[0]->count(), Dtype(1), top[0]->cpu_diff(), this->blobs_[0]->mutable_cpu_diff());
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ParameterLayer);
 #endif
 

@@ -108,7 +108,7 @@ void PermuteLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(PermuteLayer);
 #endif
 

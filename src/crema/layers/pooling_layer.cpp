@@ -501,7 +501,7 @@ void PoolingLayer<Dtype>::BackwardAveCpu(const Blob<Dtype>& top, Blob<Dtype>* bo
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(PoolingLayer);
 #endif
 

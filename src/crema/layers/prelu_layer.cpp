@@ -103,7 +103,7 @@ void PReLULayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(PReLULayer);
 #endif
 

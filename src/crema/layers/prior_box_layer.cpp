@@ -194,7 +194,7 @@ void PriorBoxLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(PriorBoxLayer);
 #endif
 

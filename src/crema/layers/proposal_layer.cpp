@@ -399,7 +399,7 @@ void ProposalLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
                                         const std::vector<bool>& propagate_down,
                                         const std::vector<Blob<Dtype>*>& bottom) {}
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ProposalLayer);
 #endif
 

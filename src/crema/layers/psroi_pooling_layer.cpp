@@ -150,7 +150,7 @@ void PSROIPoolingLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(PSROIPoolingLayer);
 #endif
 

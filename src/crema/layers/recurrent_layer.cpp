@@ -14,7 +14,7 @@ BlobShape ToBlobShape(const std::vector<int>& dims) {
 
 template <typename Dtype>
 void ZeroData(Blob<Dtype>* blob) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (Context::mode() == Context::GPU) {
     gpu_set(blob->count(), Dtype(0), blob->mutable_gpu_data());
     return;
@@ -25,7 +25,7 @@ void ZeroData(Blob<Dtype>* blob) {
 
 template <typename Dtype>
 void ZeroDiff(Blob<Dtype>* blob) {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (Context::mode() == Context::GPU) {
     gpu_set(blob->count(), Dtype(0), blob->mutable_gpu_diff());
     return;

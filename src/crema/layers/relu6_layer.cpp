@@ -44,7 +44,7 @@ void ReLU6Layer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   });
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ReLU6Layer);
 #endif
 

@@ -94,7 +94,7 @@ void ReorgLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
              bottom[0]->mutable_cpu_diff());
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ReorgLayer);
 #endif
 

@@ -140,7 +140,7 @@ void ROIPoolingLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ROIPoolingLayer);
 #endif
 

@@ -263,7 +263,7 @@ void ScaleLayer<Dtype>::AccumulateParamDiffs_cpu(const std::vector<Blob<Dtype>*>
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ScaleLayer);
 #endif
 

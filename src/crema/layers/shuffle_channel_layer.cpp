@@ -67,7 +67,7 @@ void ShuffleChannelLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& t
   if (in_place) cpu_copy(bottom[0]->count(), output, bottom[0]->mutable_cpu_diff());
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ShuffleChannelLayer);
 #endif
 

@@ -41,7 +41,7 @@ class ShuffleChannelLayer : public Layer<Dtype> {
   // each, transposed into output ([cols][rows]). Forward has rows = group_,
   // backward rows = channels_ / group_. input and output do not overlap.
   void Transpose_cpu(const Dtype* input, int rows, Dtype* output) const;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   void Transpose_gpu(const Dtype* input, int rows, Dtype* output) const;
 #endif
 

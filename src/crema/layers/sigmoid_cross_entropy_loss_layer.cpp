@@ -97,7 +97,7 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dt
   cpu_scal(count, top[0]->cpu_diff()[0] / normalizer_, bottom_diff);
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(SigmoidCrossEntropyLossLayer);
 #endif
 

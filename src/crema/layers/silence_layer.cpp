@@ -12,7 +12,7 @@ void SilenceLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(SilenceLayer);
 #endif
 

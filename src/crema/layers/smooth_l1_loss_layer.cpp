@@ -115,7 +115,7 @@ void SmoothL1LossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(SmoothL1LossLayer);
 #endif
 

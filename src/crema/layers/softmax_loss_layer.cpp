@@ -165,7 +165,7 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& 
   cpu_scal(prob_.count(), scale, bottom_diff);
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(SoftmaxWithLossLayer);
 #endif
 

@@ -35,7 +35,7 @@ void SplitLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   cpu_weighted_sum(count, diffs, std::vector<Dtype>(top.size(), Dtype(1)), bottom_diff);
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(SplitLayer);
 #endif
 

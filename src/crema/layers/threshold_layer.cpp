@@ -26,7 +26,7 @@ void ThresholdLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   cpu_set(bottom[0]->count(), Dtype(0), bottom[0]->mutable_cpu_diff());
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(ThresholdLayer);
 #endif
 

@@ -107,7 +107,7 @@ void UpsampleLayer<Dtype>::Backward_cpu(const std::vector<Blob<Dtype>*>& top,
   }
 }
 
-#ifdef CPU_ONLY
+#ifndef CREMA_CUDA
 STUB_GPU(UpsampleLayer);
 #endif
 

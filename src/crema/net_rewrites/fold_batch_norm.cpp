@@ -32,8 +32,7 @@ bool FoldsInto(const NetGraph<Dtype>& graph, int batch_norm_id, int scale_id) {
 }  // namespace
 
 template <typename Dtype>
-void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
-                              std::vector<typename Net<Dtype>::Seam>* seams) {
+void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams) {
   int folded = 0;
   for (int i = 1; i < static_cast<int>(graph.layers.size()); ++i) {
     if (!FoldsInto(graph, i - 1, i)) continue;
@@ -55,7 +54,7 @@ void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
       << "Folded " << folded << " BatchNorm layers into the Scale layers that follow them";
 }
 
-template void FoldBatchNormsIntoScales(NetGraph<float>&, std::vector<Net<float>::Seam>*);
-template void FoldBatchNormsIntoScales(NetGraph<double>&, std::vector<Net<double>::Seam>*);
+template void FoldBatchNormsIntoScales(NetGraph<float>&, std::vector<Seam>*);
+template void FoldBatchNormsIntoScales(NetGraph<double>&, std::vector<Seam>*);
 
 }  // namespace crema

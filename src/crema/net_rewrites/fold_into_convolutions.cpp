@@ -201,8 +201,7 @@ FoldedConvolution FusableProducer(const NetGraph<float>& graph, const Convolutio
 // A convolution fused into its reader may leave its pass pending: it runs
 // before any forward pass that does not run the convolution's chain, which
 // may write the convolution's input or read its output.
-void RunPendingBeforeOtherPasses(const FoldedConvolution& fused,
-                                 std::vector<Net<float>::Seam>* seams) {
+void RunPendingBeforeOtherPasses(const FoldedConvolution& fused, std::vector<Seam>* seams) {
   seams->push_back({fused.first, fused.first, nullptr, nullptr,
                     [layer = fused.layer, first = fused.first](int start, int end) {
                       if (start > first || end < first) layer->RunPending();
@@ -213,7 +212,7 @@ void RunPendingBeforeOtherPasses(const FoldedConvolution& fused,
 // is that producer's only reader (whether the shapes fuse is the folded
 // layer's to decide, shape by shape).
 Fold FoldConvolution(const NetGraph<float>& graph, int i, Producers& producers,
-                     Convolutions& convolutions, std::vector<Net<float>::Seam>* seams) {
+                     Convolutions& convolutions, std::vector<Seam>* seams) {
   if (!FoldableConvolution(graph, i)) return {};
   ConvolutionFolds folds;
   const int last = CollectFolds(graph, i, &folds);
@@ -270,7 +269,7 @@ Fold FoldReaderOfBlocks(const NetGraph<float>& graph, int i, Producers& producer
 // the convolution that wrote one bottom fused into it, where the eltwise is
 // its only reader (the first bottom's where both are).
 Fold FoldEltwise(const NetGraph<float>& graph, int i, Producers& producers,
-                 const Convolutions& convolutions, std::vector<Net<float>::Seam>* seams) {
+                 const Convolutions& convolutions, std::vector<Seam>* seams) {
   const Layer<float>& layer = *graph.layers[i];
   const LayerParameter& param = layer.layer_param();
   const std::vector<Blob<float>*>& bottoms = graph.bottoms[i];
@@ -337,7 +336,7 @@ ArenaPlan PlanArena(const NetGraph<float>& graph) {
   return plan;
 }
 
-void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
+void FoldFloatChains(NetGraph<float>& graph, std::vector<Seam>* seams) {
   if (!graph.runs_forward || Context::mode() != Context::CPU) return;
   const ArenaPlan plan = PlanArena(graph);
   const std::shared_ptr<FoldedArena> arena =
@@ -399,7 +398,7 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seam
 #endif
 
 template <typename Dtype>
-void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams) {
+void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<Seam>* seams) {
 #ifdef CREMA_DNNL
   if constexpr (std::is_same<Dtype, float>::value) FoldFloatChains(graph, seams);
 #else
@@ -408,7 +407,7 @@ void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype
 #endif
 }
 
-template void FoldIntoConvolutions(NetGraph<float>&, std::vector<Net<float>::Seam>*);
-template void FoldIntoConvolutions(NetGraph<double>&, std::vector<Net<double>::Seam>*);
+template void FoldIntoConvolutions(NetGraph<float>&, std::vector<Seam>*);
+template void FoldIntoConvolutions(NetGraph<double>&, std::vector<Seam>*);
 
 }  // namespace crema

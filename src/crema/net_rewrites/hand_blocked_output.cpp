@@ -40,7 +40,7 @@ int ProducerThroughFold(const NetGraph<float>& graph, int scale_id) {
   return after_fold ? scale_id - 2 : scale_id - 1;
 }
 
-void HandFloatOutputs(NetGraph<float>& graph, std::vector<Net<float>::Seam>* seams) {
+void HandFloatOutputs(NetGraph<float>& graph, std::vector<Seam>* seams) {
   int handed = 0;
   for (int i = 1; i < static_cast<int>(graph.layers.size()); ++i) {
     const auto* plain = dynamic_cast<ScaleLayer<float>*>(graph.layers[i].get());
@@ -72,13 +72,13 @@ void HandFloatOutputs(NetGraph<float>& graph, std::vector<Net<float>::Seam>* sea
 
 template <typename Dtype>
 void HandBlockedOutputsToScales([[maybe_unused]] NetGraph<Dtype>& graph,
-                                [[maybe_unused]] std::vector<typename Net<Dtype>::Seam>* seams) {
+                                [[maybe_unused]] std::vector<Seam>* seams) {
 #ifdef CREMA_DNNL
   if constexpr (std::is_same_v<Dtype, float>) HandFloatOutputs(graph, seams);
 #endif
 }
 
-template void HandBlockedOutputsToScales(NetGraph<float>&, std::vector<Net<float>::Seam>*);
-template void HandBlockedOutputsToScales(NetGraph<double>&, std::vector<Net<double>::Seam>*);
+template void HandBlockedOutputsToScales(NetGraph<float>&, std::vector<Seam>*);
+template void HandBlockedOutputsToScales(NetGraph<double>&, std::vector<Seam>*);
 
 }  // namespace crema

@@ -13,7 +13,7 @@
 namespace crema {
 
 template <typename Dtype>
-void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>*) {
+void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<Seam>*) {
   int shared = 0;
   for (int i = 0; i < static_cast<int>(graph.layers.size()); ++i) {
     auto* eltwise = dynamic_cast<EltwiseLayer<Dtype>*>(graph.layers[i].get());
@@ -35,7 +35,7 @@ void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype
       << shared << " Eltwise layers give their top gradient to a Split without a copy";
 }
 
-template void LendEltwiseGradients(NetGraph<float>&, std::vector<Net<float>::Seam>*);
-template void LendEltwiseGradients(NetGraph<double>&, std::vector<Net<double>::Seam>*);
+template void LendEltwiseGradients(NetGraph<float>&, std::vector<Seam>*);
+template void LendEltwiseGradients(NetGraph<double>&, std::vector<Seam>*);
 
 }  // namespace crema

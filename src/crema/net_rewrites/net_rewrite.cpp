@@ -18,8 +18,8 @@ int NetGraph<Dtype>::Producer(int i, int blob_id) const {
 // first (the others then find no plain layers there), and the blocked
 // hand-over looks through a BatchNorm the fold joined to its Scale.
 template <typename Dtype>
-std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph) {
-  std::vector<typename Net<Dtype>::Seam> seams;
+std::vector<Seam> RewriteNet(NetGraph<Dtype>& graph) {
+  std::vector<Seam> seams;
   FoldIntoConvolutions(graph, &seams);
   FoldBatchNormsIntoScales(graph, &seams);
   HandBlockedOutputsToScales(graph, &seams);
@@ -29,7 +29,7 @@ std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph) {
 
 template struct NetGraph<float>;
 template struct NetGraph<double>;
-template std::vector<Net<float>::Seam> RewriteNet(NetGraph<float>& graph);
-template std::vector<Net<double>::Seam> RewriteNet(NetGraph<double>& graph);
+template std::vector<Seam> RewriteNet(NetGraph<float>& graph);
+template std::vector<Seam> RewriteNet(NetGraph<double>& graph);
 
 }  // namespace crema

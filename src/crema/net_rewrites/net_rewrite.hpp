@@ -12,6 +12,7 @@
 #ifndef CREMA_NET_REWRITES_NET_REWRITE_HPP_
 #define CREMA_NET_REWRITES_NET_REWRITE_HPP_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,24 @@
 #include "crema/net.hpp"
 
 namespace crema {
+
+// Layers first..last that a rewrite joined: a forward pass that ends at a
+// layer in [first, last) calls finish_forward with that layer, every
+// backward pass calls prepare_backward with the layer it runs down to, and
+// every forward pass of layers start..end calls begin_forward(start, end)
+// before its first layer (any may be empty), so that any pass leaves the
+// blobs as the plain layers would.
+struct Seam {
+  int first = 0, last = 0;
+  std::function<void(int end)> finish_forward;
+  std::function<void(int end)> prepare_backward;
+  std::function<void(int start, int end)> begin_forward;
+};
+
+// A net's seams, in the order of their first layer (Net calls them so).
+struct NetSeams {
+  std::vector<Seam> list;
+};
 
 // The built net as rewrites see it.
 template <typename Dtype>
@@ -58,19 +77,17 @@ struct NetGraph {
 
 // Runs every rewrite, in order, and returns their seams.
 template <typename Dtype>
-std::vector<typename Net<Dtype>::Seam> RewriteNet(NetGraph<Dtype>& graph);
+std::vector<Seam> RewriteNet(NetGraph<Dtype>& graph);
 
 // The rewrites (one file each).
 template <typename Dtype>
-void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
+void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
 template <typename Dtype>
-void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph,
-                              std::vector<typename Net<Dtype>::Seam>* seams);
+void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
 template <typename Dtype>
-void HandBlockedOutputsToScales(NetGraph<Dtype>& graph,
-                                std::vector<typename Net<Dtype>::Seam>* seams);
+void HandBlockedOutputsToScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
 template <typename Dtype>
-void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<typename Net<Dtype>::Seam>* seams);
+void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
 
 }  // namespace crema
 

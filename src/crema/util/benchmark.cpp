@@ -4,7 +4,7 @@ namespace crema {
 
 Timer::Timer() {
   gpu_ = Context::mode() == Context::GPU;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (gpu_) {
     CUDA_CHECK(cudaEventCreate(&start_gpu_));
     CUDA_CHECK(cudaEventCreate(&stop_gpu_));
@@ -13,7 +13,7 @@ Timer::Timer() {
 }
 
 Timer::~Timer() {
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (start_gpu_) cudaEventDestroy(start_gpu_);
   if (stop_gpu_) cudaEventDestroy(stop_gpu_);
 #endif
@@ -22,7 +22,7 @@ Timer::~Timer() {
 void Timer::Start() {
   running_ = true;
   started_ = true;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (gpu_) {
     CUDA_CHECK(cudaEventRecord(start_gpu_, 0));
     return;
@@ -33,7 +33,7 @@ void Timer::Start() {
 
 void Timer::Stop() {
   running_ = false;
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (gpu_) {
     CUDA_CHECK(cudaEventRecord(stop_gpu_, 0));
     CUDA_CHECK(cudaEventSynchronize(stop_gpu_));
@@ -46,7 +46,7 @@ void Timer::Stop() {
 double Timer::MilliSeconds() {
   if (!started_) return 0;  // (a device's elapsed time between unrecorded events is an error)
   if (running_) Stop();
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
   if (gpu_) {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_gpu_, stop_gpu_));

@@ -51,7 +51,7 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
                    const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
                    const int* dilation, Dtype* data_im);
 
-#ifndef CPU_ONLY
+#ifdef CREMA_CUDA
 // GPU forms of the same, same layouts. In the N-D forms im_shape, col_shape,
 // kernel_shape, pad, stride and dilation point to device memory (for example
 // Blob<int>::gpu_data()); num_kernels is channels * prod(output spatial) for
