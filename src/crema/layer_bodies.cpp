@@ -104,6 +104,16 @@ Engine EngineOf(const LayerParameter& param) {
   return list ? ReadEngine(list->engine(param)) : Engine::kDefault;
 }
 
+Verdict LibraryBodyServes(const BodyRequest& request, bool gpu_only, Engine own, bool by_default,
+                          const std::string& why) {
+  if (request.gpu != gpu_only) return Verdict{false, gpu_only ? "GPU mode only" : "CPU mode only"};
+  if (request.engine == own) return Verdict{true, std::string("engine ") + EngineName(own)};
+  if (request.engine != Engine::kDefault) {
+    return Verdict{false, std::string("engine ") + EngineName(request.engine)};
+  }
+  return Verdict{by_default, "DEFAULT: " + why};
+}
+
 void LogBodyForShape(const LayerParameter& param, const std::vector<int>& shape, const char* body,
                      const std::string& why) {
   std::ostringstream dims;

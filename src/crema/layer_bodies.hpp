@@ -64,6 +64,13 @@ struct Verdict {
   std::string why;
 };
 
+// The check of a library's body: it runs in GPU mode (gpu_only) or CPU mode
+// only, serves the engine that names it (`own`: DNNL, CUDNN) always, DEFAULT
+// where by_default (why: the measurement behind that, either way), and no
+// other engine.
+Verdict LibraryBodyServes(const BodyRequest& request, bool gpu_only, Engine own, bool by_default,
+                          const std::string& why);
+
 template <typename Dtype>
 struct Body {
   std::function<Verdict(const BodyRequest&)> serves;

@@ -14,12 +14,7 @@ template <typename Dtype, template <typename> class Twin>
 Body<Dtype> CudnnBody() {
   return Body<Dtype>{
       [](const BodyRequest& r) {
-        if (!r.gpu) return Verdict{false, "GPU mode only"};
-        if (r.engine == Engine::kCudnn) return Verdict{true, "engine CUDNN"};
-        if (r.engine != Engine::kDefault) {
-          return Verdict{false, std::string("engine ") + EngineName(r.engine)};
-        }
-        return Verdict{true, "DEFAULT: cuDNN wherever the build has it"};
+        return LibraryBodyServes(r, true, Engine::kCudnn, true, "cuDNN wherever the build has it");
       },
       [](const LayerParameter& param) { return std::make_shared<Twin<Dtype>>(param); }};
 }

@@ -73,12 +73,7 @@ class DnnlTwin : public Reference<Dtype> {
 template <typename Twin>
 Body<float> DnnlBody(bool by_default, const char* why) {
   return Body<float>{[by_default, why](const BodyRequest& r) {
-                       if (r.gpu) return Verdict{false, "CPU mode only"};
-                       if (r.engine == Engine::kDnnl) return Verdict{true, "engine DNNL"};
-                       if (r.engine != Engine::kDefault) {
-                         return Verdict{false, std::string("engine ") + EngineName(r.engine)};
-                       }
-                       return Verdict{by_default, std::string("DEFAULT: ") + why};
+                       return LibraryBodyServes(r, false, Engine::kDnnl, by_default, why);
                      },
                      [](const LayerParameter& param) { return std::make_shared<Twin>(param); }};
 }
