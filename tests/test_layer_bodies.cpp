@@ -108,6 +108,19 @@ TEST(LayerBodiesTest, EngineOfReadsEachTypesField) {
   // The engine of another type's message is not this type's.
   EXPECT_EQ(EngineOf(ParseLayer("type: 'ReLU' softmax_param { engine: DNNL }")), Engine::kDefault);
   EXPECT_EQ(EngineOf(ParseLayer("type: 'Concat'")), Engine::kDefault);
+  // SetEngine writes the field EngineOf reads, for every type with a list.
+  for (const char* type : {"Convolution", "DepthwiseConvolution", "ConvolutionDepthwise",
+                           "Deconvolution", "Pooling", "InnerProduct", "BatchNorm", "ReLU",
+                           "Sigmoid", "TanH", "LRN", "Softmax", "Eltwise"}) {
+    ASSERT_TRUE(LayerBodies<float>::HasList(type)) << type;
+    for (const Engine engine : {Engine::kDnnl, Engine::kCaffe, Engine::kCudnn, Engine::kDefault}) {
+      if (std::string(type) == "Eltwise" && engine == Engine::kCudnn) continue;  // not in its enum
+      LayerParameter param;
+      param.set_type(type);
+      SetEngine(&param, engine);
+      EXPECT_EQ(EngineOf(param), engine) << type << " " << EngineName(engine);
+    }
+  }
   EXPECT_FALSE(LayerBodies<float>::HasList("Concat"));
 }
 

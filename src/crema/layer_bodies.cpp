@@ -9,51 +9,44 @@ namespace {
 
 constexpr const char* kReference = "reference";
 
-// The types with more than one body: where each reads its engine, and its
-// bodies in the order they are asked. The first that serves runs the layer.
+// The types with more than one body: the parameter message that holds each
+// one's engine field, and its bodies in the order they are asked. The first
+// that serves runs the layer.
 struct BodyList {
   const char* type;
-  int (*engine)(const LayerParameter& param);
+  const char* engine_message;
   std::vector<std::string> bodies;
 };
 
-int ConvolutionEngine(const LayerParameter& p) { return p.convolution_param().engine(); }
-
 const std::vector<BodyList>& BodyLists() {
   static const std::vector<BodyList> lists{
-      {"Convolution", ConvolutionEngine, {"oneDNN", "cuDNN", kReference}},
-      {"DepthwiseConvolution", ConvolutionEngine, {"oneDNN", kReference}},
-      {"ConvolutionDepthwise", ConvolutionEngine, {"oneDNN", kReference}},
-      {"Deconvolution", ConvolutionEngine, {"oneDNN", kReference}},
-      {"Pooling",
-       [](const LayerParameter& p) { return int(p.pooling_param().engine()); },
-       {"oneDNN", "cuDNN", kReference}},
-      {"InnerProduct",
-       [](const LayerParameter& p) { return int(p.inner_product_param().engine()); },
-       {"oneDNN", kReference}},
-      {"BatchNorm",
-       [](const LayerParameter& p) { return int(p.batch_norm_param().engine()); },
-       {"oneDNN", "cuDNN", kReference}},
-      {"ReLU",
-       [](const LayerParameter& p) { return int(p.relu_param().engine()); },
-       {"oneDNN", "cuDNN", kReference}},
-      {"Sigmoid",
-       [](const LayerParameter& p) { return int(p.sigmoid_param().engine()); },
-       {"cuDNN", kReference}},
-      {"TanH",
-       [](const LayerParameter& p) { return int(p.tanh_param().engine()); },
-       {"cuDNN", kReference}},
-      {"LRN",
-       [](const LayerParameter& p) { return int(p.lrn_param().engine()); },
-       {"oneDNN", "cuDNN", kReference}},
-      {"Softmax",
-       [](const LayerParameter& p) { return int(p.softmax_param().engine()); },
-       {"oneDNN", "cuDNN", kReference}},
-      {"Eltwise",
-       [](const LayerParameter& p) { return int(p.eltwise_param().engine()); },
-       {"oneDNN", kReference}},
+      {"Convolution", "convolution_param", {"oneDNN", "cuDNN", kReference}},
+      {"DepthwiseConvolution", "convolution_param", {"oneDNN", kReference}},
+      {"ConvolutionDepthwise", "convolution_param", {"oneDNN", kReference}},
+      {"Deconvolution", "convolution_param", {"oneDNN", kReference}},
+      {"Pooling", "pooling_param", {"oneDNN", "cuDNN", kReference}},
+      {"InnerProduct", "inner_product_param", {"oneDNN", kReference}},
+      {"BatchNorm", "batch_norm_param", {"oneDNN", "cuDNN", kReference}},
+      {"ReLU", "relu_param", {"oneDNN", "cuDNN", kReference}},
+      {"Sigmoid", "sigmoid_param", {"cuDNN", kReference}},
+      {"TanH", "tanh_param", {"cuDNN", kReference}},
+      {"LRN", "lrn_param", {"oneDNN", "cuDNN", kReference}},
+      {"Softmax", "softmax_param", {"oneDNN", "cuDNN", kReference}},
+      {"Eltwise", "eltwise_param", {"oneDNN", kReference}},
   };
   return lists;
+}
+
+// The engine field of `list`'s message (Invariant: every list names a
+// message of LayerParameter that has an enum field `engine`).
+const google::protobuf::FieldDescriptor* EngineField(const BodyList& list,
+                                                     const google::protobuf::FieldDescriptor** message) {
+  *message = LayerParameter::descriptor()->FindFieldByName(list.engine_message);
+  CHECK(*message && (*message)->message_type()) << list.type << ": no " << list.engine_message;
+  const google::protobuf::FieldDescriptor* engine =
+      (*message)->message_type()->FindFieldByName("engine");
+  CHECK(engine && engine->enum_type()) << list.engine_message << " has no engine enum";
+  return engine;
 }
 
 const BodyList* FindList(const std::string& type) {
@@ -99,9 +92,38 @@ const char* EngineName(Engine engine) {
   return "DEFAULT";
 }
 
+int EngineNumber(Engine engine) {
+  switch (engine) {
+    case Engine::kCaffe:
+      return 1;
+    case Engine::kCudnn:
+      return 2;
+    case Engine::kDnnl:
+      return 10000;
+    case Engine::kDefault:
+      break;
+  }
+  return 0;
+}
+
 Engine EngineOf(const LayerParameter& param) {
   const BodyList* list = FindList(param.type());
-  return list ? ReadEngine(list->engine(param)) : Engine::kDefault;
+  if (!list) return Engine::kDefault;
+  const google::protobuf::FieldDescriptor* message = nullptr;
+  const google::protobuf::FieldDescriptor* engine = EngineField(*list, &message);
+  const google::protobuf::Message& holder = param.GetReflection()->GetMessage(param, message);
+  return ReadEngine(holder.GetReflection()->GetEnumValue(holder, engine));
+}
+
+void SetEngine(LayerParameter* param, Engine engine) {
+  const BodyList* list = FindList(param->type());
+  CHECK(list) << "SetEngine: type " << param->type() << " has no body list";
+  const google::protobuf::FieldDescriptor* message = nullptr;
+  const google::protobuf::FieldDescriptor* field = EngineField(*list, &message);
+  google::protobuf::Message* holder = param->GetReflection()->MutableMessage(param, message);
+  CHECK(field->enum_type()->FindValueByNumber(EngineNumber(engine)))
+      << param->type() << ": " << list->engine_message << " has no engine " << EngineName(engine);
+  holder->GetReflection()->SetEnumValue(holder, field, EngineNumber(engine));
 }
 
 Verdict LibraryBodyServes(const BodyRequest& request, bool gpu_only, Engine own, bool by_default,
@@ -151,8 +173,7 @@ std::vector<std::pair<std::string, Verdict>> LayerBodies<Dtype>::Ask(const Layer
   std::vector<std::pair<std::string, Verdict>> answers;
   const BodyList* list = FindList(param.type());
   if (!list) return answers;
-  const BodyRequest request{param, ReadEngine(list->engine(param)),
-                            Context::mode() == Context::GPU};
+  const BodyRequest request{param, EngineOf(param), Context::mode() == Context::GPU};
   for (const std::string& name : list->bodies) {
     if (name == kReference) {
       answers.emplace_back(

@@ -47,8 +47,10 @@ Engine ReadEngine(int value);
 const char* EngineName(Engine engine);
 
 // The engine param's type reads from its parameter message; DEFAULT for a
-// type without a body list.
+// type without a body list. SetEngine writes it (a type with a list, an
+// engine its message's enum defines: Eltwise's has no CUDNN).
 Engine EngineOf(const LayerParameter& param);
+void SetEngine(LayerParameter* param, Engine engine);
 
 // What a body is asked: the layer, the engine its parameter names, and the
 // mode of the thread that builds the net.

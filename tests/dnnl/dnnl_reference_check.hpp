@@ -24,28 +24,12 @@
 
 namespace crema {
 
-// param with its engine set (the engine field of the parameter message its
-// type reads: layer_bodies.cpp), so that a twin made from it directly
+// param with its engine set (SetEngine: the field its type's body list
+// reads), so that a twin made from it directly
 // behaves as the net would make it for that engine.
 inline LayerParameter WithEngine(LayerParameter param, Engine engine) {
-  const std::string type = param.type();
-  const char* const field = type == "InnerProduct" ? "inner_product_param"
-                            : type == "BatchNorm"  ? "batch_norm_param"
-                            : type == "LRN"        ? "lrn_param"
-                            : type == "ReLU"       ? "relu_param"
-                            : type == "Softmax"    ? "softmax_param"
-                            : type == "Eltwise"    ? "eltwise_param"
-                            : type == "Pooling"    ? "pooling_param"
-                                                   : "convolution_param";
-  google::protobuf::Message* message =
-      param.GetReflection()->MutableMessage(&param, param.GetDescriptor()->FindFieldByName(field));
-  const int number = engine == Engine::kDnnl    ? 10000
-                     : engine == Engine::kCudnn ? 2
-                     : engine == Engine::kCaffe ? 1
-                                                : 0;
-  message->GetReflection()->SetEnumValue(
-      message, message->GetDescriptor()->FindFieldByName("engine"), number);
-  EXPECT_EQ(EngineOf(param), engine) << type;
+  SetEngine(&param, engine);
+  EXPECT_EQ(EngineOf(param), engine) << param.type();
   return param;
 }
 
