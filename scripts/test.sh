@@ -89,8 +89,10 @@ else
   step "CUDA build skipped: no nvcc on this machine"
 fi
 
-# The kernels that split their work over the thread pool are checked too.
-thread_units="context;blocking_queue;internal_thread;thread_pool;producer_priority;data_reader;data_layer;annotated_data_layer;parallel;math_functions;convolution_layer;pooling_layer;lrn_layer"
+# The kernels that split their work over the thread pool are checked too;
+# and, this tree being the one without oneDNN, the fold that every build
+# makes (fold_into_convolution_weights) where no oneDNN lowering runs first.
+thread_units="context;blocking_queue;internal_thread;thread_pool;producer_priority;data_reader;data_layer;annotated_data_layer;parallel;math_functions;convolution_layer;pooling_layer;lrn_layer;fold_into_convolution_weights"
 step "ThreadSanitizer: $thread_units; the crema tool"
 # oneDNN runs on OpenMP, whose synchronisation ThreadSanitizer cannot see: the
 # TSan build checks Crema's own threads with the reference layers.

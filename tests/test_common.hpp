@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "crema/common.hpp"
@@ -123,6 +124,27 @@ void ShareWeightsAndInput(Net<Dtype>* first, Net<Dtype>* second) {
   gaussian.set_type("gaussian");
   GetFiller<Dtype>(gaussian)->Fill(first->blob_by_name("data").get());
   second->blob_by_name("data")->CopyFrom(*first->blob_by_name("data"));
+}
+
+// ShareWeightsAndInput, then labels 1 and 2 in both nets' blob "label" and
+// their parameter gradients zeroed.
+template <typename Dtype>
+void MakeTwins(Net<Dtype>* first, Net<Dtype>* second) {
+  ShareWeightsAndInput(first, second);
+  for (Net<Dtype>* net : {first, second}) {
+    Dtype* label = net->blob_by_name("label")->mutable_cpu_data();
+    label[0] = 1;
+    label[1] = 2;
+    net->ClearParamDiffs();
+  }
+}
+
+// The position of the layer called `name` in `net` (the layer count where
+// none is).
+template <typename Dtype>
+int LayerIndex(const Net<Dtype>& net, const std::string& name) {
+  const auto& names = net.layer_names();
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
 }  // namespace crema

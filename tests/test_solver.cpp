@@ -421,6 +421,18 @@ TEST(SolverTest, UnknownTypeIsAUserError) {
   EXPECT_THROW(CreateSolver<double>(LinearSolver("Adamax")), Error);
 }
 
+// A parameter made in code with the deprecated solver_type enum (no file,
+// so no ReadSolverParamsFromTextFile upgraded it) makes the solver it names.
+TEST(SolverTest, DeprecatedSolverTypeInCodeMakesThatSolver) {
+  SolverParameter param = LinearSolver("SGD");
+  param.clear_type();
+  param.set_solver_type(SolverParameter::ADAM);
+  auto solver = CreateSolver<double>(param);
+  EXPECT_STREQ(solver->type(), "Adam");
+  EXPECT_EQ(solver->param().type(), "Adam");
+  EXPECT_FALSE(solver->param().has_solver_type());
+}
+
 // A test_interval with no test to run used to train without a word about it.
 TEST(SolverTest, TestIntervalWithoutTestIterIsAUserError) {
   const std::string missing =

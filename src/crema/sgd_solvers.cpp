@@ -5,6 +5,7 @@
 
 #include "crema/sgd_update_gpu.hpp"
 #include "crema/util/io.hpp"
+#include "crema/util/upgrade_proto.hpp"
 
 namespace crema {
 
@@ -331,8 +332,9 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 }
 
 template <typename Dtype>
-std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& param,
+std::unique_ptr<Solver<Dtype>> CreateSolver(const SolverParameter& given,
                                             const Net<Dtype>* share_layers_from) {
+  const SolverParameter param = SolverTypeUpgraded(given);
   const std::string& type = param.type();
   if (type == "SGD")
     return std::unique_ptr<Solver<Dtype>>(new SGDSolver<Dtype>(param, share_layers_from));

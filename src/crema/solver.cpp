@@ -30,12 +30,6 @@ bool HoldsLayerPositions(const SolverState& state) {
          state.image_data_position_size() > 0;
 }
 
-SolverParameter Upgraded(const SolverParameter& param) {
-  SolverParameter upgraded(param);
-  UpgradeSolverAsNeeded("solver", &upgraded);
-  return upgraded;
-}
-
 // Intel's local_lr_auto and NVCaffe's larc replace each blob's lr_mult by a
 // trust ratio; both forks apply it to SGD, and Crema to SGD, Nesterov and SGDW.
 void RequireLayerWiseRatesMeaningful(const SolverParameter& param) {
@@ -126,7 +120,7 @@ MetricsFile::Outputs NamedOutputs(const Net<Dtype>& net) {
 
 template <typename Dtype>
 Solver<Dtype>::Solver(const SolverParameter& param, const Net<Dtype>* share_layers_from)
-    : param_(Upgraded(param)),
+    : param_(SolverTypeUpgraded(param)),
       reporter_(param_, Context::solver_count(), Context::is_rank_zero()),
       share_layers_from_(share_layers_from) {
   CREMA_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be at least 1");

@@ -67,11 +67,6 @@ std::unique_ptr<Net<float>> ArenaNetOf(std::string text, const std::string& engi
   return std::unique_ptr<Net<float>>(new Net<float>(param));
 }
 
-int LayerIndexOf(const Net<float>& net, const std::string& name) {
-  const auto& names = net.layer_names();
-  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-}
-
 // Whether the output of folded layer `name` lies in an arena slot.
 bool Pooled(Net<float>& net, const std::string& name) {
   auto* stand_in = dynamic_cast<FoldedLayer*>(net.layer_by_name(name).get());
@@ -138,10 +133,10 @@ TEST_F(FoldedArenaTest, APassThatStopsEarlyKeepsTheLaterOutputs) {
   ForwardBoth();
   FillInput();
   // c4..c7 still hold what the first pass computed from the old input.
-  for (Net<float>* net : {folded_.get(), plain_.get()}) net->ForwardTo(LayerIndexOf(*net, "c3"));
+  for (Net<float>* net : {folded_.get(), plain_.get()}) net->ForwardTo(LayerIndex(*net, "c3"));
   ExpectSameBlobs({"c5", "c4", "c6", "c7", "c3", "c2", "c1"});
   for (Net<float>* net : {folded_.get(), plain_.get()}) {
-    net->ForwardFrom(LayerIndexOf(*net, "c4"));
+    net->ForwardFrom(LayerIndex(*net, "c4"));
   }
   ExpectSameBlobs(kOutputs);
   // A pass of the input layer alone, then of the rest.
@@ -160,7 +155,7 @@ TEST_F(FoldedArenaTest, BlobsWrittenAfterThePassLeaveTheOutputsAsComputed) {
   }
   ExpectSameBlobs({"c6", "c5", "c4", "c2", "c1", "c3", "c7"});
   for (Net<float>* net : {folded_.get(), plain_.get()}) {
-    net->ForwardFrom(LayerIndexOf(*net, "c4"));  // from the written c3
+    net->ForwardFrom(LayerIndex(*net, "c4"));  // from the written c3
   }
   ExpectSameBlobs(kOutputs);
 }

@@ -23,6 +23,12 @@ bool UpgradeNetAsNeeded(const std::string& origin, NetParameter* net_param);
 // True when the solver names its type with the deprecated solver_type enum.
 bool SolverNeedsTypeUpgrade(const SolverParameter& solver_param);
 
+// The solver with solver_type replaced by the type string, for a parameter
+// made in code (a file read by ReadSolverParamsFromTextFile is upgraded
+// already; the nets it embeds are upgraded by the Net that builds each).
+// Throws Error on an unknown enum value, or with type given too.
+SolverParameter SolverTypeUpgraded(const SolverParameter& solver_param);
+
 // Replaces solver_type by the type string and upgrades the nets the solver
 // embeds (net_param, train_net_param, test_net_param). Returns true if
 // anything changed; throws Error naming `origin` when it cannot upgrade.

@@ -39,7 +39,7 @@ template <template <typename> class Reference>
 bool DnnlFoldedConvolution<Reference>::MakePrimitives(const std::vector<Blob<float>*>& bottom,
                                                       const std::vector<Blob<float>*>& top,
                                                       DnnlFoldedPrimitives* p) {
-  packed_stamps_.clear();
+  packed_from_ = FoldSources();
   if (pointwise_) pointwise_->LeaveOutputToReader(false);  // until the fused primitive is made
   this->SetUpOutput(dnnl::memory::desc(), dnnl::memory::desc());  // none until made
   if (this->num_spatial_axes_ != 2 || this->channel_axis_ != 1 || bottom[0]->num_axes() != 4 ||
@@ -237,74 +237,13 @@ bool DnnlFoldedConvolution<Reference>::WinogradPays() const {
   return FoldedWinogradPays(shape);
 }
 
-template <template <typename> class Reference>
-template <typename Visit>
-void DnnlFoldedConvolution<Reference>::ForEachSourceStamp(Visit visit) const {
-  for (const auto& blob : this->blobs_) visit(blob->data()->stamp());
-  for (const Blob<float>* blob : {folds_.mean_sums, folds_.variance_sums, folds_.average_factor,
-                                  folds_.scale, folds_.shift}) {
-    if (blob) visit(blob->data()->stamp());
-  }
-}
-
-template <template <typename> class Reference>
-bool DnnlFoldedConvolution<Reference>::PackedCurrent() const {
-  size_t i = 0;
-  bool same = true;
-  ForEachSourceStamp([&](uint64_t stamp) {
-    same = same && i < packed_stamps_.size() && packed_stamps_[i] == stamp;
-    ++i;
-  });
-  return same && i == packed_stamps_.size();
-}
-
-template <template <typename> class Reference>
-std::vector<uint64_t> DnnlFoldedConvolution<Reference>::SourceStamps() const {
-  std::vector<uint64_t> stamps;
-  ForEachSourceStamp([&](uint64_t stamp) { stamps.push_back(stamp); });
-  return stamps;
-}
-
-// Output channel c of the chain computes (conv_c(x) + b_c - mean_c) / std_c
-// * gamma_c + beta_c: the weights of channel c times factor_c = gamma_c /
-// std_c, and the bias (b_c - mean_c) * factor_c + beta_c, with std_c =
-// sqrt(variance_c + eps) from the averages (sums times the average factor).
+// The chain's weights and bias (ChannelFolds::Fold), the weights packed.
 template <template <typename> class Reference>
 void DnnlFoldedConvolution<Reference>::FoldAndPack(DnnlFoldedPrimitives* p) {
   const int out = this->num_output_;
-  std::vector<float> factor(out, 1.0f), shift(out, 0.0f);
-  if (this->bias_term_) {
-    const float* bias = this->blobs_[1]->cpu_data();
-    for (int c = 0; c < out; ++c) shift[c] = bias[c];
-  }
-  if (folds_.mean_sums) {
-    const float stored = folds_.average_factor->cpu_data()[0];
-    const float average = stored == 0 ? 0.0f : 1.0f / stored;
-    const float* mean = folds_.mean_sums->cpu_data();
-    const float* variance = folds_.variance_sums->cpu_data();
-    for (int c = 0; c < out; ++c) {
-      const float std = std::sqrt(variance[c] * average + folds_.eps);
-      factor[c] = 1.0f / std;
-      shift[c] = (shift[c] - mean[c] * average) / std;
-    }
-  }
-  if (folds_.scale) {
-    const float* gamma = folds_.scale->cpu_data();
-    const float* beta = folds_.shift ? folds_.shift->cpu_data() : nullptr;
-    for (int c = 0; c < out; ++c) {
-      factor[c] *= gamma[c];
-      shift[c] = shift[c] * gamma[c] + (beta ? beta[c] : 0.0f);
-    }
-  }
-  const float* weights = this->blobs_[0]->cpu_data();
-  const size_t per_channel = p->folded_weights.size() / out;
-  for (int c = 0; c < out; ++c) {
-    for (size_t k = 0; k < per_channel; ++k) {
-      p->folded_weights[c * per_channel + k] = weights[c * per_channel + k] * factor[c];
-    }
-  }
-  float* bias = static_cast<float*>(p->bias.get_data_handle());
-  for (int c = 0; c < out; ++c) bias[c] = shift[c];
+  folds_.Fold(out, p->folded_weights.size() / out, this->blobs_[0]->cpu_data(),
+              this->bias_term_ ? this->blobs_[1]->cpu_data() : nullptr, p->folded_weights.data(),
+              static_cast<float*>(p->bias.get_data_handle()));
   DnnlRun(p->pack, {{DNNL_ARG_FROM, Wrap(p->weights_plain, p->folded_weights.data())},
                     {DNNL_ARG_TO, p->weights}});
 }
@@ -317,9 +256,9 @@ void DnnlFoldedConvolution<Reference>::Forward_cpu(const std::vector<Blob<float>
   // buffers below, and runs here where a memory other than the top's
   // defers to it.
   const dnnl::memory dst = this->OutputFor(top[0]);
-  if (!PackedCurrent()) {
+  if (!packed_from_.Current(this->blobs_, folds_)) {
     FoldAndPack(&p);
-    packed_stamps_ = SourceStamps();
+    packed_from_.Record(this->blobs_, folds_);
   }
   if (pointwise_) {
     std::optional<FoldedOutput::Pass> fused = FusedPass(pointwise_->PendingFor(bottom[0]), dst);

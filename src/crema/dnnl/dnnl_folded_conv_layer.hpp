@@ -32,27 +32,21 @@
 #include "crema/dnnl/folded_output.hpp"
 #include "crema/layers/conv_layer.hpp"
 #include "crema/layers/depthwise_conv_layer.hpp"
+#include "crema/net_rewrites/convolution_folds.hpp"
 
 namespace crema {
 
-// The layers folded into a convolution: each pointer null where the chain
-// has no such layer. The blobs are the layers' own (their values are read
-// at each pass).
-struct ConvolutionFolds {
-  // A BatchNorm on stored statistics: its running sums of means and
-  // variances, the factor that turns them into averages (blobs 0-2), eps.
-  const Blob<float>* mean_sums = nullptr;
-  const Blob<float>* variance_sums = nullptr;
-  const Blob<float>* average_factor = nullptr;
-  float eps = 0;
-  // A per-channel Scale's learned scale and bias (null without bias_term).
-  const Blob<float>* scale = nullptr;
-  const Blob<float>* shift = nullptr;
-  // The activation last: ReLU (with its negative slope) or ReLU6.
+// The layers folded into a convolution: the per-channel ones
+// (convolution_folds.hpp) and the activation last, ReLU (with its negative
+// slope) or ReLU6.
+struct ConvolutionFolds : ChannelFolds {
   FoldedActivation activation;
 };
 
 struct DnnlFoldedPrimitives;
+// Instantiated in the .cpp, where the primitives are complete; never here.
+extern template class DnnlTwin<float, ConvolutionLayer, DnnlFoldedPrimitives>;
+extern template class DnnlTwin<float, DepthwiseConvolutionLayer, DnnlFoldedPrimitives>;
 
 template <template <typename> class Reference>
 class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimitives> {
@@ -88,13 +82,6 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   // Whether to ask for oneDNN's Winograd kernels first: the layer asks for
   // them and FoldedWinogradPays for its shape.
   bool WinogradPays() const;
-  // The stamps of every blob the packed weights and bias come from.
-  std::vector<uint64_t> SourceStamps() const;
-  template <typename Visit>
-  void ForEachSourceStamp(Visit visit) const;
-  // Whether packed_stamps_ are the sources' stamps (compared in place: it
-  // runs every pass).
-  bool PackedCurrent() const;
   // Folds the chain into weights and bias and packs the weights.
   void FoldAndPack(DnnlFoldedPrimitives* p);
   // The fused primitive of pointwise_ and this layer into p, where oneDNN
@@ -110,7 +97,7 @@ class DnnlFoldedConvolution : public DnnlFoldedTwin<Reference, DnnlFoldedPrimiti
   const FoldedOutput* producer_ = nullptr;
   DnnlFoldedConvolution<ConvolutionLayer>* pointwise_ = nullptr;
   bool leave_output_to_reader_ = false;
-  std::vector<uint64_t> packed_stamps_;  // empty: nothing packed yet
+  FoldSources packed_from_;  // what the packed weights and bias come from
 };
 
 }  // namespace crema

@@ -25,6 +25,8 @@
 namespace crema {
 
 struct DnnlFoldedEltwisePrimitives;
+// Instantiated in the .cpp, where the primitives are complete; never here.
+extern template class DnnlTwin<float, EltwiseLayer, DnnlFoldedEltwisePrimitives>;
 
 class DnnlFoldedEltwise : public DnnlFoldedTwin<EltwiseLayer, DnnlFoldedEltwisePrimitives> {
  public:

@@ -21,6 +21,8 @@
 namespace crema {
 
 struct DnnlFoldedNormalizePrimitives;
+// Instantiated in the .cpp, where the primitives are complete; never here.
+extern template class DnnlTwin<float, NormalizeLayer, DnnlFoldedNormalizePrimitives>;
 
 class DnnlFoldedNormalize : public DnnlFoldedTwin<NormalizeLayer, DnnlFoldedNormalizePrimitives> {
  public:

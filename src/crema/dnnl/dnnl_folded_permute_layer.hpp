@@ -18,6 +18,8 @@
 namespace crema {
 
 struct DnnlFoldedPermutePrimitives;
+// Instantiated in the .cpp, where the primitives are complete; never here.
+extern template class DnnlTwin<float, PermuteLayer, DnnlFoldedPermutePrimitives>;
 
 class DnnlFoldedPermute : public DnnlFoldedTwin<PermuteLayer, DnnlFoldedPermutePrimitives> {
  public:

@@ -17,6 +17,8 @@
 namespace crema {
 
 struct DnnlFoldedPoolingPrimitives;
+// Instantiated in the .cpp, where the primitives are complete; never here.
+extern template class DnnlTwin<float, PoolingLayer, DnnlFoldedPoolingPrimitives>;
 
 class DnnlFoldedPooling : public DnnlFoldedTwin<PoolingLayer, DnnlFoldedPoolingPrimitives> {
  public:

@@ -54,7 +54,6 @@ void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams) 
       << "Folded " << folded << " BatchNorm layers into the Scale layers that follow them";
 }
 
-template void FoldBatchNormsIntoScales(NetGraph<float>&, std::vector<Seam>*);
-template void FoldBatchNormsIntoScales(NetGraph<double>&, std::vector<Seam>*);
+REGISTER_NET_REWRITE(kFoldIntoScales, "BatchNorm into Scale", FoldBatchNormsIntoScales);
 
 }  // namespace crema

@@ -2,10 +2,6 @@
 
 #include <type_traits>
 
-#ifdef CREMA_DNNL
-#include "crema/dnnl/channel_blocks.hpp"
-#endif
-
 namespace crema {
 
 template <typename Dtype>
@@ -19,33 +15,29 @@ void FusedScaleLayer<Dtype>::Forward_cpu(const std::vector<Blob<Dtype>*>& bottom
   const Dtype* bias = bias_blob ? bias_blob->cpu_data() : nullptr;
   Dtype* copy = bottom[0] == top[0] ? this->bottom_copy()->mutable_cpu_data() : nullptr;
   Dtype* top_data = top[0]->mutable_cpu_data();
-  if (ForwardFromBlocks(mean, std, scale, bias, copy ? copy : bottom[0]->mutable_cpu_data(),
-                        top_data)) {
+  if (ForwardFromHandedBottom(mean, std, scale, bias, copy ? copy : bottom[0]->mutable_cpu_data(),
+                              top_data)) {
     return;
   }
   this->AffinePlanes_cpu(bottom[0]->cpu_data(), top_data, copy, mean, std, scale, bias);
 }
 
 template <typename Dtype>
-bool FusedScaleLayer<Dtype>::ForwardFromBlocks(const Dtype* mean, const Dtype* std,
-                                               const Dtype* scale, const Dtype* bias,
-                                               Dtype* bottom_data, Dtype* top_data) {
-  const float* blocks = blocked_bottom_ ? blocked_bottom_->Take() : nullptr;
-  if (!blocks) return false;
-#ifdef CREMA_DNNL
+bool FusedScaleLayer<Dtype>::ForwardFromHandedBottom(const Dtype* mean, const Dtype* std,
+                                                     const Dtype* scale, const Dtype* bias,
+                                                     Dtype* bottom_data, Dtype* top_data) {
+  if (!handed_bottom_) return false;
   if constexpr (std::is_same<Dtype, float>::value) {
     const int channels = this->scale_dim();
     channel_factors_.resize(channels);
     for (int d = 0; d < channels; ++d) channel_factors_[d] = mean ? scale[d] / std[d] : scale[d];
     zeros_.assign(mean && !bias ? channels : 0, Dtype(0));
-    ChannelBlocksToPlainAndAffine(blocks, bottom_data, top_data, this->outer_dim(), channels,
-                                  this->inner_dim(), mean, channel_factors_.data(),
-                                  bias ? bias : (mean ? zeros_.data() : nullptr));
-    return true;
+    return handed_bottom_->MoveInto(
+        this->outer_dim(), channels, this->inner_dim(), mean, channel_factors_.data(),
+        bias ? bias : (mean ? zeros_.data() : nullptr), bottom_data, top_data);
   }
-#endif
   LOG(FATAL) << "layer '" << this->layer_param_.name()
-             << "': a blocked bottom was handed over to a layer that cannot read it";
+             << "': a bottom was handed over to a double layer, which cannot read it";
   return false;
 }
 

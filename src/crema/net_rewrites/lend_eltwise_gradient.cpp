@@ -35,7 +35,6 @@ void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<Seam>*) {
       << shared << " Eltwise layers give their top gradient to a Split without a copy";
 }
 
-template void LendEltwiseGradients(NetGraph<float>&, std::vector<Seam>*);
-template void LendEltwiseGradients(NetGraph<double>&, std::vector<Seam>*);
+REGISTER_NET_REWRITE(kLendBuffers, "Eltwise gradient to Split", LendEltwiseGradients);
 
 }  // namespace crema

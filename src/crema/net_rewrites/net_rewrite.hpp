@@ -1,8 +1,13 @@
-// Graph rewrites: after a net is built, each rewrite in RewriteNet's list
-// looks at its layers and wiring and may replace layers by twins that share
-// work across a pair (a fused twin derives from the layer it replaces and
-// keeps its blobs, parameter and type). Net knows none of them: it runs the
-// list once and keeps the seams they return.
+// Graph rewrites: after a net is built, each rewrite in the list looks at
+// its layers and wiring and may replace layers by twins that share work
+// across a pair (a fused twin derives from the layer it replaces and keeps
+// its blobs, parameter and type). Net knows none of them: it runs the list
+// once and keeps the seams they return.
+//
+// The list is one, and open: the passes that need no backend live in this
+// folder, and a backend registers its lowerings into the same list
+// (REGISTER_NET_REWRITE at the bottom of the lowering's .cpp, as its layers
+// register into their type's body list). Where each runs is its stage.
 //
 // A seam marks layers first..last that a rewrite joined. Every pass that the
 // net runs calls it: a forward pass that ends at a layer in [first, last)
@@ -14,10 +19,10 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "crema/layer.hpp"
-#include "crema/net.hpp"
 
 namespace crema {
 
@@ -75,19 +80,55 @@ struct NetGraph {
   int Producer(int i, int blob_id) const;
 };
 
-// Runs every rewrite, in order, and returns their seams.
+// Where a rewrite runs: the list runs the stages in this order, and the
+// rewrites of one stage in the order of their names.
+enum class RewriteStage {
+  // A backend computes chains of layers as one (oneDNN's folded chains).
+  kLowerChains,
+  // The per-channel layers after a convolution fold into its weights and
+  // bias (what the lowerings left plain).
+  kFoldWeights,
+  // A BatchNorm's normalisation folds into the Scale after it.
+  kFoldIntoScales,
+  // A backend hands a layer's output to the next in its own layout
+  // (oneDNN's blocked outputs; it looks through a BatchNorm folded into a
+  // Scale).
+  kHandOverLayouts,
+  // Layers lend each other buffers (the Eltwise's top gradient).
+  kLendBuffers,
+};
+
+template <typename Dtype>
+using NetRewrite = void (*)(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
+
+template <typename Dtype>
+class RewriteList {
+ public:
+  struct Entry {
+    RewriteStage stage;
+    std::string name;
+    NetRewrite<Dtype> rewrite;
+  };
+  // Registers a rewrite (at static initialisation; a name registered twice
+  // is a programming error).
+  static void Add(RewriteStage stage, const std::string& name, NetRewrite<Dtype> rewrite);
+  // The rewrites in the order they run.
+  static std::vector<Entry> Entries();
+};
+
+// Registers the function template `function` (instantiated for float and
+// double; a rewrite with work for one precision only returns at once for
+// the other) at `stage` under `name`.
+#define REGISTER_NET_REWRITE(stage, name, function)                                           \
+  static const bool crema_net_rewrite_##function = [] {                                       \
+    ::crema::RewriteList<float>::Add(::crema::RewriteStage::stage, name, &function<float>);   \
+    ::crema::RewriteList<double>::Add(::crema::RewriteStage::stage, name, &function<double>); \
+    return true;                                                                              \
+  }()
+
+// Runs every rewrite of the list, in order, and returns their seams.
 template <typename Dtype>
 std::vector<Seam> RewriteNet(NetGraph<Dtype>& graph);
-
-// The rewrites (one file each).
-template <typename Dtype>
-void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
-template <typename Dtype>
-void FoldBatchNormsIntoScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
-template <typename Dtype>
-void HandBlockedOutputsToScales(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
-template <typename Dtype>
-void LendEltwiseGradients(NetGraph<Dtype>& graph, std::vector<Seam>* seams);
 
 }  // namespace crema
 

@@ -724,6 +724,14 @@ bool SolverNeedsTypeUpgrade(const SolverParameter& solver_param) {
   return solver_param.has_solver_type();
 }
 
+SolverParameter SolverTypeUpgraded(const SolverParameter& solver_param) {
+  if (!SolverNeedsTypeUpgrade(solver_param)) return solver_param;
+  SolverParameter upgraded(solver_param);
+  UpgradeSolverType("solver", &upgraded);
+  LOG(INFO) << "solver: the deprecated solver_type read as type " << upgraded.type();
+  return upgraded;
+}
+
 bool UpgradeSolverAsNeeded(const std::string& origin, SolverParameter* solver_param) {
   bool changed = false;
   if (SolverNeedsTypeUpgrade(*solver_param)) {

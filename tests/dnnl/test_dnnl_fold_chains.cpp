@@ -1,4 +1,4 @@
-// The rewrite fold_into_convolutions.cpp: in a net made to run forward (TEST
+// The lowering dnnl_fold_chains.cpp: in a net made to run forward (TEST
 // phase, no force_backward) each oneDNN convolution and the BatchNorm,
 // Scale and ReLU/ReLU6 in place after it run as one inference primitive,
 // and so do Pooling and two-bottom Eltwise layers (with the ReLU after
@@ -106,11 +106,6 @@ std::unique_ptr<Net<float>> MakeNet(const std::string& engine, bool force_backwa
 
 bool IsFolded(const Net<float>& net, const std::string& layer) {
   return dynamic_cast<const FoldedLayer*>(net.layer_by_name(layer).get()) != nullptr;
-}
-
-int LayerIndex(const Net<float>& net, const std::string& name) {
-  const auto& names = net.layer_names();
-  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
 // Whether layer `name` of a folded net left its last pass's output pending

@@ -1,25 +1,39 @@
-// Rewrite: a per-channel Scale in place on a one-bottom oneDNN convolution's
-// top (right after it, or after a BatchNorm folded into it) takes the
-// convolution's output in oneDNN's blocked layout (FusedScaleLayer::
-// TakeBottomFrom, BlockedOutputProducer::HandOverOutput). Its seam: a forward
+// oneDNN's lowering of the hand-over (RewriteStage::kHandOverLayouts): a
+// per-channel Scale in place on a one-bottom oneDNN convolution's top (right
+// after it, or after a BatchNorm folded into it) takes the convolution's
+// output in oneDNN's blocked layout (FusedScaleLayer::TakeBottomFrom,
+// BlockedOutputProducer::HandOverOutput), moved by channel_blocks. Its seam: a forward
 // pass that ends between the two has the convolution finish the move into
 // the blob.
+#include <memory>
 #include <type_traits>
 #include <typeinfo>
 
+#include "crema/dnnl/channel_blocks.hpp"
+#include "crema/dnnl/dnnl_conv_layer.hpp"
 #include "crema/net_rewrites/fused_scale_layer.hpp"
 #include "crema/net_rewrites/net_rewrite.hpp"
-#ifdef CREMA_DNNL
-#include "crema/dnnl/dnnl_conv_layer.hpp"
-#endif
 
 namespace crema {
 
-// oneDNN layers exist only where oneDNN is built, and are float: the rewrite
-// has work only in a float net of such a build. Nothing here names a oneDNN
-// member for double, so no build depends on the optimiser to drop one.
-#ifdef CREMA_DNNL
+// oneDNN layers are float: the rewrite has work only in a float net.
 namespace {
+
+// A convolution's output handed over in 16-channel blocks.
+class BlockedBottom : public HandedOverBottom {
+ public:
+  explicit BlockedBottom(BlockedOutput* output) : output_(output) {}
+  bool MoveInto(int outer, int channels, int inner, const float* mean, const float* factor,
+                const float* bias, float* bottom, float* top) override {
+    const float* blocks = output_->Take();
+    if (!blocks) return false;
+    ChannelBlocksToPlainAndAffine(blocks, bottom, top, outer, channels, inner, mean, factor, bias);
+    return true;
+  }
+
+ private:
+  BlockedOutput* const output_;  // the convolution's
+};
 
 // The oneDNN convolution (plain or depthwise) `layer` is, or null.
 BlockedOutputProducer* AsDnnlConvolution(Layer<float>* layer) {
@@ -58,7 +72,7 @@ void HandFloatOutputs(NetGraph<float>& graph, std::vector<Seam>* seams) {
     }
     auto* scale = dynamic_cast<FusedScaleLayer<float>*>(graph.layers[i].get());
     if (!scale) scale = graph.template Replace<FusedScaleLayer<float>>(i);
-    scale->TakeBottomFrom(convolution->HandOverOutput());
+    scale->TakeBottomFrom(std::make_shared<BlockedBottom>(convolution->HandOverOutput()));
     seams->push_back(
         {producer, i, [convolution, blob](int) { convolution->FinishHandedOutput(blob); }, {}, {}});
     ++handed;
@@ -67,18 +81,15 @@ void HandFloatOutputs(NetGraph<float>& graph, std::vector<Seam>* seams) {
       << handed << " Scale layers move their convolution's output out of oneDNN's blocked layout";
 }
 
-}  // namespace
-#endif
-
 template <typename Dtype>
 void HandBlockedOutputsToScales([[maybe_unused]] NetGraph<Dtype>& graph,
                                 [[maybe_unused]] std::vector<Seam>* seams) {
-#ifdef CREMA_DNNL
   if constexpr (std::is_same_v<Dtype, float>) HandFloatOutputs(graph, seams);
-#endif
 }
 
-template void HandBlockedOutputsToScales(NetGraph<float>&, std::vector<Seam>*);
-template void HandBlockedOutputsToScales(NetGraph<double>&, std::vector<Seam>*);
+}  // namespace
+
+REGISTER_NET_REWRITE(kHandOverLayouts, "oneDNN blocked outputs to Scale",
+                     HandBlockedOutputsToScales);
 
 }  // namespace crema

@@ -1,5 +1,6 @@
-// Rewrite, for nets made to run forward (NetGraph::runs_forward) in CPU
-// mode: a oneDNN convolution (engine DEFAULT or DNNL, float, one bottom, not
+// oneDNN's lowering of the folded chains (RewriteStage::kLowerChains), for
+// nets made to run forward (NetGraph::runs_forward) in CPU mode: a oneDNN
+// convolution (engine DEFAULT or DNNL, float, one bottom, not
 // in place) and the layers right after it in place on its top, in this
 // order and each optional: a BatchNorm on stored statistics, a per-channel
 // Scale, a ReLU or ReLU6, become one FoldedChain computed by a
@@ -30,9 +31,6 @@
 #include <typeinfo>
 #include <vector>
 
-#include "crema/net_rewrites/folded_chain.hpp"
-#include "crema/net_rewrites/net_rewrite.hpp"
-#ifdef CREMA_DNNL
 #include "crema/dnnl/dnnl_conv_layer.hpp"
 #include "crema/dnnl/dnnl_eltwise_layer.hpp"
 #include "crema/dnnl/dnnl_folded_conv_layer.hpp"
@@ -50,18 +48,13 @@
 #include "crema/layers/relu_layer.hpp"
 #include "crema/layers/scale_layer.hpp"
 #include "crema/layers/split_layer.hpp"
-#endif
+#include "crema/net_rewrites/convolution_folds.hpp"
+#include "crema/net_rewrites/folded_chain.hpp"
+#include "crema/net_rewrites/net_rewrite.hpp"
 
 namespace crema {
 
-#ifdef CREMA_DNNL
 namespace {
-
-// Whether layer i works in place on `blob` alone.
-bool InPlaceOn(const NetGraph<float>& graph, int i, const Blob<float>* blob) {
-  return graph.bottoms[i].size() == 1 && graph.tops[i].size() == 1 && graph.bottoms[i][0] == blob &&
-         graph.tops[i][0] == blob;
-}
 
 bool FoldableConvolution(const NetGraph<float>& graph, int i) {
   const Layer<float>& layer = *graph.layers[i];
@@ -96,34 +89,8 @@ int CollectActivation(const NetGraph<float>& graph, int next, const Blob<float>*
 // The layers after convolution i that fold into it, into *folds; returns
 // the chain's last layer.
 int CollectFolds(const NetGraph<float>& graph, int i, ConvolutionFolds* folds) {
-  Blob<float>* blob = graph.tops[i][0];
-  const int count = static_cast<int>(graph.layers.size());
-  int next = i + 1;
-  const auto at = [&](int j) -> Layer<float>* {
-    return j < count && InPlaceOn(graph, j, blob) ? graph.layers[j].get() : nullptr;
-  };
-  if (Layer<float>* layer = at(next); layer && typeid(*layer) == typeid(BatchNormLayer<float>)) {
-    auto* batch_norm = static_cast<BatchNormLayer<float>*>(layer);
-    const BatchNormParameter& param = batch_norm->layer_param().batch_norm_param();
-    if (batch_norm->uses_global_stats() && param.engine() == BatchNormParameter::DEFAULT &&
-        !batch_norm->learns_scale_bias()) {
-      folds->mean_sums = batch_norm->blobs()[0].get();
-      folds->variance_sums = batch_norm->blobs()[1].get();
-      folds->average_factor = batch_norm->blobs()[2].get();
-      folds->eps = param.eps();
-      ++next;
-    }
-  }
-  if (Layer<float>* layer = at(next); layer && typeid(*layer) == typeid(ScaleLayer<float>)) {
-    auto* scale = static_cast<ScaleLayer<float>*>(layer);
-    if (scale->ScalesChannelsOf(*blob)) {
-      folds->scale = scale->blobs()[0].get();
-      // A learned scale is blob 0; with bias_term, the bias is blob 1.
-      folds->shift = scale->blobs().size() > 1 ? scale->blobs()[1].get() : nullptr;
-      ++next;
-    }
-  }
-  return CollectActivation(graph, next, blob, &folds->activation);
+  const int last = CollectChannelFolds(graph, i, folds);
+  return CollectActivation(graph, last + 1, graph.tops[i][0], &folds->activation);
 }
 
 // What folding at layer i makes: the folded layer (null: nothing folds
@@ -394,20 +361,14 @@ void FoldFloatChains(NetGraph<float>& graph, std::vector<Seam>* seams) {
                                         << " oneDNN inference primitives for the forward pass";
 }
 
-}  // namespace
-#endif
-
 template <typename Dtype>
-void FoldIntoConvolutions(NetGraph<Dtype>& graph, std::vector<Seam>* seams) {
-#ifdef CREMA_DNNL
+void LowerFoldedChains([[maybe_unused]] NetGraph<Dtype>& graph,
+                       [[maybe_unused]] std::vector<Seam>* seams) {
   if constexpr (std::is_same<Dtype, float>::value) FoldFloatChains(graph, seams);
-#else
-  (void)graph;
-  (void)seams;
-#endif
 }
 
-template void FoldIntoConvolutions(NetGraph<float>&, std::vector<Seam>*);
-template void FoldIntoConvolutions(NetGraph<double>&, std::vector<Seam>*);
+}  // namespace
+
+REGISTER_NET_REWRITE(kLowerChains, "oneDNN folded chains", LowerFoldedChains);
 
 }  // namespace crema
