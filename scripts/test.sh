@@ -96,7 +96,9 @@ thread_units="context;blocking_queue;internal_thread;thread_pool;producer_priori
 step "ThreadSanitizer: $thread_units; the crema tool"
 # oneDNN runs on OpenMP, whose synchronisation ThreadSanitizer cannot see: the
 # TSan build checks Crema's own threads with the reference layers.
-configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_DNNL=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=thread \
+# It is also the tree without MPI: it compiles the one-process stand-in
+# (src/crema/transport/one_process.cpp) that the other trees replace.
+configure_build build/tsan -DCREMA_CUDA=OFF -DCREMA_DNNL=OFF -DCREMA_MPI=OFF -DCREMA_PYTHON=OFF -DCREMA_SANITIZE=thread \
   -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCREMA_TEST_UNITS=$thread_units"
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan -L 'unit|sanitize'

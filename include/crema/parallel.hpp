@@ -2,10 +2,11 @@
 // of the data. The main solver runs in the calling thread, every other one in
 // its own InternalThread worker with its own Context (rank, device, seed) and
 // its own Net; shareable layers are built once by the main solver's net. After each
-// backward pass the solvers average their gradients (GradientAverager), then
-// each applies the same update, so the weights stay identical everywhere.
-// With MPI (CREMA_MPI builds run under mpirun), each process runs this, and
-// the per-process sums are added across processes.
+// backward pass the solvers average their gradients through a gradient
+// transport (src/crema/transport/: host memory, NCCL between GPUs, MPI
+// between processes), then each applies the same update, so the weights stay
+// identical everywhere. With MPI (CREMA_MPI builds run under mpirun), each
+// process runs this, and the per-process sums are added across processes.
 #ifndef CREMA_PARALLEL_HPP_
 #define CREMA_PARALLEL_HPP_
 
@@ -50,41 +51,8 @@ class AbortableBarrier {
 // timing), then, with MPI, one sum across processes, then every solver copies
 // the average back. GPU builds with NCCL reduce device buffers with NCCL.
 template <typename Dtype>
-class GradientAverager {
- public:
-  // total_solvers: across all processes (local_solvers * processes).
-  GradientAverager(int local_solvers, int total_solvers, size_t count);
-  ~GradientAverager();
+class GradientTransport;  // src/crema/transport/gradient_transport.hpp
 
-  size_t count() const { return count_; }
-  // Called by every local solver once per iteration with its buffer (count()
-  // + 1 values, in host memory, or in device memory in GPU mode). On return
-  // the buffer holds the average; the result is rank 0's action, or STOP
-  // when training is being torn down.
-  SolverAction AllReduce(int local_index, Dtype* buffer);
-  // Wakes every solver waiting here; later calls return STOP.
-  void Abort() { barrier_.Abort(); }
-
-#ifdef CREMA_NCCL
-  // GPU mode: one NCCL communicator per local device, created together.
-  void InitNccl(const std::vector<int>& devices);
-#endif
-
- private:
-  const int local_solvers_;
-  const int total_solvers_;
-  const size_t count_;
-  AbortableBarrier barrier_;
-  std::vector<Dtype*> buffers_;  // each solver's, published before the barrier
-  std::vector<Dtype> sum_;
-#ifdef CREMA_NCCL
-  struct Nccl;
-  std::unique_ptr<Nccl> nccl_;
-#endif
-  DISABLE_COPY_AND_ASSIGN(GradientAverager);
-};
-
-// Runs data-parallel training of one solver prototxt.
 template <typename Dtype>
 class ParallelTrainer {
  public:
@@ -113,9 +81,9 @@ class ParallelTrainer {
  private:
   class Worker;
 
-  // Packs this solver's gradients, averages them, unpacks; returns the action.
-  SolverAction Average(Solver<Dtype>* solver, int local_index, std::vector<Dtype>* host_buffer,
-                       Dtype* device_buffer);
+  // Averages this solver's gradients with the others'; returns rank 0's
+  // action, or STOP when training is being torn down.
+  SolverAction Average(Solver<Dtype>* solver, int local_index);
   void StopWorkers();
 
   const SolverParameter param_;
@@ -124,7 +92,7 @@ class ParallelTrainer {
   const int saved_budget_;
   int first_rank_ = 0;
   std::unique_ptr<Solver<Dtype>> main_;
-  std::unique_ptr<GradientAverager<Dtype>> averager_;
+  std::unique_ptr<GradientTransport<Dtype>> transport_;
   std::unique_ptr<AbortableBarrier> start_barrier_;
   // Reached by every solver after its last iteration, so that a run that ends
   // normally joins workers that have finished, never interrupts them.
@@ -136,7 +104,8 @@ class ParallelTrainer {
 };
 
 // MPI (CREMA_MPI builds): this process's rank and the number of processes
-// (0 and 1 without MPI or outside mpirun). Initialised on first use.
+// (0 and 1 without MPI or outside mpirun). Initialised on first use
+// (src/crema/transport/processes_mpi.cpp, or one_process.cpp).
 int ProcessRank();
 int ProcessCount();
 // Finalises MPI if it was initialised (call once, at exit).

@@ -5,7 +5,9 @@
 // process drew (NewUid) and handed to the others. Broadcast gives every
 // process rank 0's weights; AverageGradients, called once per iteration when
 // the gradients are ready, leaves every process with the mean gradient, so
-// the weights stay identical. Builds without NCCL refuse both with an Error.
+// the weights stay identical: through the NCCL transport
+// (transport/nccl_transport.hpp), one member per process. Builds without
+// NCCL refuse both with an Error (transport/no_nccl.cpp).
 #ifndef CREMA_NCCL_GROUP_HPP_
 #define CREMA_NCCL_GROUP_HPP_
 
@@ -15,6 +17,9 @@
 #include "crema/solver.hpp"
 
 namespace crema {
+
+template <typename Dtype>
+class NcclTransport;  // defined in builds with NCCL only
 
 template <typename Dtype>
 class NcclGroup {
@@ -38,18 +43,15 @@ class NcclGroup {
   void AverageGradients();
   // Makes the solver average its gradients over the group whenever they are
   // ready (once per iteration, before the update); calling it again changes
-  // nothing. The solver's callback shares the communicator, so the group
+  // nothing. The solver's callback shares the transport, so the group
   // object itself may go before the solver does.
   void AttachToSolver();
 
   const std::shared_ptr<Solver<Dtype>>& solver() const { return solver_; }
 
  private:
-  struct Communicator;  // NCCL's handle; empty in builds without NCCL
-  static void Average(const Communicator& communicator, Solver<Dtype>* solver);
-
   std::shared_ptr<Solver<Dtype>> solver_;
-  std::shared_ptr<Communicator> communicator_;  // shared with the solver's callback
+  std::shared_ptr<NcclTransport<Dtype>> transport_;  // shared with the solver's callback
   bool attached_ = false;
   DISABLE_COPY_AND_ASSIGN(NcclGroup);
 };
