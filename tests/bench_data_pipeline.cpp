@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/data_layer.hpp"
+#include "crema/data/data_layer.hpp"
 #include "crema/layers/memory_data_layer.hpp"
 #include "crema/net.hpp"
 #include "crema/util/benchmark.hpp"

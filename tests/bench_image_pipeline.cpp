@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "crema/common.hpp"
-#include "crema/layers/image_data_layer.hpp"
+#include "crema/data/image_data_layer.hpp"
 #include "crema/util/benchmark.hpp"
 #include "crema/util/io.hpp"
 

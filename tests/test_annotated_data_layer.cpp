@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/annotated_data_layer.hpp"
+#include "crema/data/detection_augmentation.hpp"
 #include "crema/data_reader.hpp"
-#include "crema/detection/augmentation.hpp"
-#include "crema/layers/annotated_data_layer.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/io.hpp"

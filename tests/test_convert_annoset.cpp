@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "crema/detection/annotations.hpp"
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/annotations.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 #include "crema/util/db.hpp"
 #include "test_error_message.hpp"
 #include "test_scratch.hpp"

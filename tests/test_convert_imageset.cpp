@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "crema/data/converters/compute_image_mean.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 #include "crema/proto/crema.pb.h"
-#include "crema/tools/compute_image_mean.hpp"
-#include "crema/tools/convert_imageset.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/converters/convert_mnist.hpp"
 #include "crema/proto/crema.pb.h"
-#include "crema/tools/convert_mnist.hpp"
 #include "crema/util/db.hpp"
 #include "test_error_message.hpp"
 #include "test_scratch.hpp"

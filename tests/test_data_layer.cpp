@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/data_layer.hpp"
+#include "crema/data/data_layer.hpp"
 #include "crema/util/db.hpp"
 #include "data_test_util.hpp"
 #include "eventually.hpp"

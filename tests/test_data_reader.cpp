@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/data_layer.hpp"
 #include "crema/data_reader.hpp"
-#include "crema/layers/data_layer.hpp"
 #include "crema/util/db.hpp"
 #include "crema/util/producer_priority.hpp"
 #include "data_test_util.hpp"

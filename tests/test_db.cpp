@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "crema/data/converters/convert_mnist.hpp"
 #include "crema/storage/lmdb_reader.hpp"
-#include "crema/tools/convert_mnist.hpp"
 #include "crema/util/db.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"

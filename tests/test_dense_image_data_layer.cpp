@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/dense_image_data_layer.hpp"
 #include "crema/layer_factory.hpp"
-#include "crema/layers/dense_image_data_layer.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 #include "test_error_message.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/dummy_data_layer.hpp"
+#include "crema/data/dummy_data_layer.hpp"
 #include "test_common.hpp"
 
 namespace crema {

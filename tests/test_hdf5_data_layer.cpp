@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/hdf5_data_layer.hpp"
+#include "crema/data/hdf5_data_layer.hpp"
 #include "crema/layers/hdf5_output_layer.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"

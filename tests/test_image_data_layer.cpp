@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/image_data_layer.hpp"
 #include "crema/data_transformer.hpp"
 #include "crema/layer_factory.hpp"
-#include "crema/layers/image_data_layer.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"

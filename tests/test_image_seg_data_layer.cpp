@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/image_seg_data_layer.hpp"
+#include "crema/data/image_seg_data_layer.hpp"
 #include "crema/net.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"

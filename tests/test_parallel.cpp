@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "crema/layers/data_layer.hpp"
-#include "crema/layers/dummy_data_layer.hpp"
+#include "crema/data/data_layer.hpp"
+#include "crema/data/dummy_data_layer.hpp"
 #include "crema/parallel.hpp"
 #include "crema/sgd_solvers.hpp"
 #include "crema/util/io.hpp"

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/converters/convert_mnist.hpp"
 #include "crema/layers/hdf5_output_layer.hpp"
 #include "crema/net.hpp"
 #include "crema/storage/hdf5.hpp"
-#include "crema/tools/convert_mnist.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "crema/data/window_data_layer.hpp"
 #include "crema/layer_factory.hpp"
-#include "crema/layers/window_data_layer.hpp"
 #include "crema/util/io.hpp"
 #include "test_common.hpp"
 #include "test_scratch.hpp"

@@ -2,7 +2,7 @@
 // encoded JPEG/PNG in builds with OpenCV) and writes it as a BlobProto
 // (.binaryproto), the mean_file a transform_param reads.
 //   compute_image_mean [--backend=lmdb|leveldb] INPUT_DB [OUTPUT_FILE]
-#include "crema/tools/compute_image_mean.hpp"
+#include "crema/data/converters/compute_image_mean.hpp"
 
 #include <gflags/gflags.h>
 

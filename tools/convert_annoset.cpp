@@ -4,8 +4,8 @@
 #include <gflags/gflags.h>
 
 #include "crema/common.hpp"
-#include "crema/detection/annotations.hpp"
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/annotations.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 
 DEFINE_string(anno_type, "classification",
               "The annotation type: detection (VOC boxes); classification is convert_imageset's");

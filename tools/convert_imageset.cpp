@@ -1,7 +1,7 @@
 // Converts a folder of images listed in a text file into a Datum database,
 // with Caffe's flags and record layout.
 //   convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 
 #include <gflags/gflags.h>
 

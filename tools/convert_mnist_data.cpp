@@ -3,7 +3,7 @@
 #include <gflags/gflags.h>
 
 #include "crema/common.hpp"
-#include "crema/tools/convert_mnist.hpp"
+#include "crema/data/converters/convert_mnist.hpp"
 
 DEFINE_string(backend, "lmdb", "The database backend to write: lmdb or leveldb");
 

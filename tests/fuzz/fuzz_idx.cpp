@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "crema/common.hpp"
-#include "crema/tools/convert_mnist.hpp"
+#include "crema/data/converters/convert_mnist.hpp"
 #include "fuzz_common.hpp"
 
 namespace {

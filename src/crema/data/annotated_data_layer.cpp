@@ -1,13 +1,13 @@
-#include "crema/layers/annotated_data_layer.hpp"
+#include "crema/data/annotated_data_layer.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "crema/detection/annotations.hpp"
+#include "crema/data/annotations.hpp"
 #include "crema/detection/sampling.hpp"
 
 #ifdef CREMA_OPENCV
-#include "crema/detection/augmentation.hpp"
+#include "crema/data/detection_augmentation.hpp"
 #endif
 
 namespace crema {

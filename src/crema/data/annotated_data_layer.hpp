@@ -11,12 +11,12 @@
 // difficult), coordinates in [0, 1]; a batch without boxes has one row of
 // -1s. A resumed run draws every batch's random choices as the
 // uninterrupted run did (the generator is seeded per batch).
-#ifndef CREMA_LAYERS_ANNOTATED_DATA_LAYER_HPP_
-#define CREMA_LAYERS_ANNOTATED_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_ANNOTATED_DATA_LAYER_HPP_
+#define CREMA_DATA_ANNOTATED_DATA_LAYER_HPP_
 
 #include <vector>
 
-#include "crema/layers/data_layer.hpp"
+#include "crema/data/data_layer.hpp"
 
 namespace crema {
 
@@ -43,4 +43,4 @@ class AnnotatedDataLayer : public DataLayer<Dtype> {
 
 }  // namespace crema
 
-#endif  // CREMA_LAYERS_ANNOTATED_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_ANNOTATED_DATA_LAYER_HPP_

@@ -1,11 +1,11 @@
-#include "crema/layers/image_data_layer.hpp"
+#include "crema/data/image_data_layer.hpp"
 
 #ifdef CREMA_OPENCV
 
 #include <algorithm>
 #include <numeric>
 
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 #include "crema/util/image_io.hpp"
 
 namespace crema {

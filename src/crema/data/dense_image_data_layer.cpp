@@ -1,11 +1,11 @@
-#include "crema/layers/dense_image_data_layer.hpp"
+#include "crema/data/dense_image_data_layer.hpp"
 
 #ifdef CREMA_OPENCV
 
 #include <algorithm>
 #include <opencv2/imgproc/imgproc.hpp>
 
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 #include "crema/util/image_io.hpp"
 
 namespace crema {

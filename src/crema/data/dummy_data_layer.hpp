@@ -4,8 +4,8 @@
 // data_filler (none: constant 0; one for all tops; or one per top). Tops with
 // a constant filler are filled once at set-up; the others are refilled on
 // every Forward.
-#ifndef CREMA_LAYERS_DUMMY_DATA_LAYER_HPP_
-#define CREMA_LAYERS_DUMMY_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_DUMMY_DATA_LAYER_HPP_
+#define CREMA_DATA_DUMMY_DATA_LAYER_HPP_
 
 #include <memory>
 #include <vector>
@@ -50,4 +50,4 @@ class DummyDataLayer : public Layer<Dtype> {
 
 }  // namespace crema
 
-#endif  // CREMA_LAYERS_DUMMY_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_DUMMY_DATA_LAYER_HPP_

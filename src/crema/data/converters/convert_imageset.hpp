@@ -3,8 +3,8 @@
 // convert_imageset does: keys "%08d_<path>" in list order, raw pixels
 // (channels x height x width, BGR) or the encoded image. The list parser
 // needs no OpenCV; the conversion is built with OpenCV (CREMA_OPENCV).
-#ifndef CREMA_TOOLS_CONVERT_IMAGESET_HPP_
-#define CREMA_TOOLS_CONVERT_IMAGESET_HPP_
+#ifndef CREMA_DATA_CONVERTERS_CONVERT_IMAGESET_HPP_
+#define CREMA_DATA_CONVERTERS_CONVERT_IMAGESET_HPP_
 
 #include <map>
 #include <string>
@@ -79,4 +79,4 @@ int ConvertAnnoset(const std::string& root_folder, const std::string& list_file,
 
 }  // namespace crema
 
-#endif  // CREMA_TOOLS_CONVERT_IMAGESET_HPP_
+#endif  // CREMA_DATA_CONVERTERS_CONVERT_IMAGESET_HPP_

@@ -1,4 +1,4 @@
-#include "crema/layers/window_data_layer.hpp"
+#include "crema/data/window_data_layer.hpp"
 
 #ifdef CREMA_OPENCV
 

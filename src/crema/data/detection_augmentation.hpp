@@ -6,8 +6,8 @@
 // rounding to whole pixels), so a box drawn on the image before a step
 // covers the same pixels after it. Random draws come from the calling
 // thread's generator (Context::rng()).
-#ifndef CREMA_DETECTION_AUGMENTATION_HPP_
-#define CREMA_DETECTION_AUGMENTATION_HPP_
+#ifndef CREMA_DATA_DETECTION_AUGMENTATION_HPP_
+#define CREMA_DATA_DETECTION_AUGMENTATION_HPP_
 
 #ifdef CREMA_OPENCV
 
@@ -63,4 +63,4 @@ void MirrorImage(cv::Mat* image, std::vector<AnnotatedBox>* boxes);
 }  // namespace crema
 
 #endif  // CREMA_OPENCV
-#endif  // CREMA_DETECTION_AUGMENTATION_HPP_
+#endif  // CREMA_DATA_DETECTION_AUGMENTATION_HPP_

@@ -25,18 +25,18 @@ int DrawIndex(int n) { return static_cast<int>(Context::rng()() % static_cast<ui
 void RequireRange(const char* message, const char* name, float lower, float upper, float low,
                   float high, bool low_open) {
   const bool lower_ok = low_open ? lower > low : lower >= low;
-  CREMA_REQUIRE(std::isfinite(lower) && std::isfinite(upper) && lower_ok && upper <= high &&
-                    lower <= upper,
-                "transform_param: " << message << " { " << name << "_min: " << lower << " "
-                                    << name << "_max: " << upper << " } is not a range with "
-                                    << low << (low_open ? " < " : " <= ") << name << "_min <= "
-                                    << name << "_max <= " << high);
+  CREMA_REQUIRE(
+      std::isfinite(lower) && std::isfinite(upper) && lower_ok && upper <= high && lower <= upper,
+      "transform_param: " << message << " { " << name << "_min: " << lower << " " << name
+                          << "_max: " << upper << " } is not a range with " << low
+                          << (low_open ? " < " : " <= ") << name << "_min <= " << name
+                          << "_max <= " << high);
 }
 
 void RequireUnit(const char* message, const char* name, float value) {
-  CREMA_REQUIRE(std::isfinite(value) && value >= 0 && value <= 1,
-                "transform_param: " << message << " { " << name << ": " << value
-                                    << " } is outside [0, 1]");
+  CREMA_REQUIRE(
+      std::isfinite(value) && value >= 0 && value <= 1,
+      "transform_param: " << message << " { " << name << ": " << value << " } is outside [0, 1]");
 }
 
 // A log-uniform draw from [lower, upper].
@@ -57,7 +57,8 @@ float MeanGrey(const Planes& planes) {
   const size_t area = static_cast<size_t>(planes.height) * planes.width;
   double sum = 0;
   if (planes.channels == 3) {
-    for (size_t i = 0; i < area; ++i) sum += Grey(planes.plane(0), planes.plane(1), planes.plane(2), i);
+    for (size_t i = 0; i < area; ++i)
+      sum += Grey(planes.plane(0), planes.plane(1), planes.plane(2), i);
   } else {
     for (size_t i = 0; i < area * planes.channels; ++i) sum += planes.values[i];
     sum /= planes.channels;
@@ -225,8 +226,8 @@ void JitterColour(const JitterFactors& factors, bool bytes, Planes* planes) {
 
 bool DrawErasure(const RandomErasingParameter& param, int height, int width, Rect* rect) {
   if (DrawUniform(0, 1) >= param.prob()) return false;
-  return DrawRect(param.scale_min(), param.scale_max(), param.ratio_min(), param.ratio_max(),
-                  false, height, width, rect);
+  return DrawRect(param.scale_min(), param.scale_max(), param.ratio_min(), param.ratio_max(), false,
+                  height, width, rect);
 }
 
 template <typename Dtype>

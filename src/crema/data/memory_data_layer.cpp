@@ -13,8 +13,7 @@ void MemoryDataLayer<Dtype>::DataLayerSetUp(const std::vector<Blob<Dtype>*>& bot
   size_ = channels_ * height_ * width_;
   CREMA_LAYER_REQUIRE(batch_size_ > 0 && size_ > 0,
                       "batch_size, channels, height and width must all be positive, got "
-                          << batch_size_ << ", " << channels_ << ", " << height_ << ", "
-                          << width_);
+                          << batch_size_ << ", " << channels_ << ", " << height_ << ", " << width_);
   top[0]->Reshape(batch_size_, channels_, height_, width_);
   top[1]->Reshape(std::vector<int>{batch_size_});
 }
@@ -46,9 +45,9 @@ void MemoryDataLayer<Dtype>::AddDatumVector(const std::vector<Datum>& datums) {
 template <typename Dtype>
 void MemoryDataLayer<Dtype>::set_batch_size(int new_size) {
   CREMA_LAYER_REQUIRE(new_size > 0, "batch size must be positive");
-  CREMA_LAYER_REQUIRE(!data_ || n_ % new_size == 0,
-                      "batch size " << new_size << " does not divide the " << n_
-                                    << " items already given");
+  CREMA_LAYER_REQUIRE(!data_ || n_ % new_size == 0, "batch size " << new_size
+                                                                  << " does not divide the " << n_
+                                                                  << " items already given");
   batch_size_ = new_size;
   pos_ = 0;
 }

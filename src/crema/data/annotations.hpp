@@ -4,8 +4,8 @@
 // AnnotatedDatum records (boxes normalised by the image size, grouped by
 // label). Every defect is a user error naming the file and, where there is
 // one, the object.
-#ifndef CREMA_DETECTION_ANNOTATIONS_HPP_
-#define CREMA_DETECTION_ANNOTATIONS_HPP_
+#ifndef CREMA_DATA_ANNOTATIONS_HPP_
+#define CREMA_DATA_ANNOTATIONS_HPP_
 
 #include <map>
 #include <string>
@@ -54,10 +54,9 @@ void RequireBoxesInside(const VocAnnotation& annotation, const std::string& file
 // The objects as the fork's records hold them: coordinates divided by the
 // image's width and height, one AnnotationGroup per label in increasing
 // label order, instance ids counting from 0 within a group; type BBOX.
-void SetAnnotations(const VocAnnotation& annotation, int width, int height,
-                    AnnotatedDatum* datum);
+void SetAnnotations(const VocAnnotation& annotation, int width, int height, AnnotatedDatum* datum);
 
 }  // namespace ssd
 }  // namespace crema
 
-#endif  // CREMA_DETECTION_ANNOTATIONS_HPP_
+#endif  // CREMA_DATA_ANNOTATIONS_HPP_

@@ -8,8 +8,8 @@
 // batch's contents do not depend on the number of threads. One instance
 // serves every solver of a data-parallel run (ShareInParallel), so the
 // solvers read disjoint batches. Builds with OpenCV only.
-#ifndef CREMA_LAYERS_IMAGE_DATA_LAYER_HPP_
-#define CREMA_LAYERS_IMAGE_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_IMAGE_DATA_LAYER_HPP_
+#define CREMA_DATA_IMAGE_DATA_LAYER_HPP_
 
 #ifdef CREMA_OPENCV
 
@@ -87,4 +87,4 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
 }  // namespace crema
 
 #endif  // CREMA_OPENCV
-#endif  // CREMA_LAYERS_IMAGE_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_IMAGE_DATA_LAYER_HPP_

@@ -2,8 +2,8 @@
 // LMDB or LevelDB database of Datum records laid out as Caffe's converter
 // writes them (keys "%08d", 1 x rows x cols uint8 data, the label), so the
 // two converters' databases hold identical records.
-#ifndef CREMA_TOOLS_CONVERT_MNIST_HPP_
-#define CREMA_TOOLS_CONVERT_MNIST_HPP_
+#ifndef CREMA_DATA_CONVERTERS_CONVERT_MNIST_HPP_
+#define CREMA_DATA_CONVERTERS_CONVERT_MNIST_HPP_
 
 #include <string>
 
@@ -16,4 +16,4 @@ void ConvertMnist(const std::string& image_path, const std::string& label_path,
 
 }  // namespace crema
 
-#endif  // CREMA_TOOLS_CONVERT_MNIST_HPP_
+#endif  // CREMA_DATA_CONVERTERS_CONVERT_MNIST_HPP_

@@ -1,4 +1,4 @@
-#include "crema/detection/annotations.hpp"
+#include "crema/data/annotations.hpp"
 
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>

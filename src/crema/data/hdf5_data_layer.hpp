@@ -2,8 +2,8 @@
 // in a text file (hdf5_data_param.source), one file at a time, batch by
 // batch, optionally shuffling file and row order each pass. One instance
 // serves every solver thread (ShareInParallel).
-#ifndef CREMA_LAYERS_HDF5_DATA_LAYER_HPP_
-#define CREMA_LAYERS_HDF5_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_HDF5_DATA_LAYER_HPP_
+#define CREMA_DATA_HDF5_DATA_LAYER_HPP_
 
 #include <memory>
 #include <string>
@@ -59,4 +59,4 @@ class HDF5DataLayer : public Layer<Dtype> {
 
 }  // namespace crema
 
-#endif  // CREMA_LAYERS_HDF5_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_HDF5_DATA_LAYER_HPP_

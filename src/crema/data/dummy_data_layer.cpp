@@ -1,4 +1,4 @@
-#include "crema/layers/dummy_data_layer.hpp"
+#include "crema/data/dummy_data_layer.hpp"
 
 #include <cstdint>
 

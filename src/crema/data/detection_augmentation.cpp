@@ -1,4 +1,4 @@
-#include "crema/detection/augmentation.hpp"
+#include "crema/data/detection_augmentation.hpp"
 
 #ifdef CREMA_OPENCV
 

@@ -1,4 +1,4 @@
-#include "crema/layers/data_layer.hpp"
+#include "crema/data/data_layer.hpp"
 
 #include <vector>
 

@@ -56,8 +56,9 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
   augments_ = phase_ == TRAIN && augment::AugmentationRequested(param_);
   warps_ = phase_ == TRAIN && augment::GeometryRequested(param_);
 #ifndef CREMA_OPENCV
-  CREMA_REQUIRE(!warps_, "transform_param: random_resized_crop and rotation_degrees need a build "
-                         "of Crema with OpenCV (install libopencv-imgproc-dev and rebuild)");
+  CREMA_REQUIRE(!warps_,
+                "transform_param: random_resized_crop and rotation_degrees need a build "
+                "of Crema with OpenCV (install libopencv-imgproc-dev and rebuild)");
 #endif
   CREMA_REQUIRE(!(warps_ && param_.has_mean_file()),
                 "transform_param: random_resized_crop and rotation_degrees move pixels, so a "
@@ -103,9 +104,9 @@ void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) cons
   CREMA_REQUIRE(channels > 0 && height > 0 && width > 0,
                 "a record of shape " << channels << "x" << height << "x" << width << " is empty");
   // A random resized crop scales its window to crop_size: any size will do.
-  CREMA_REQUIRE((height >= crop && width >= crop) || resizes_crop(),
-                "crop_size " << crop << " is larger than the " << height << "x" << width
-                             << " input");
+  CREMA_REQUIRE(
+      (height >= crop && width >= crop) || resizes_crop(),
+      "crop_size " << crop << " is larger than the " << height << "x" << width << " input");
   CREMA_REQUIRE(channels == 3 || !augments_ || !param_.has_color_jitter() ||
                     param_.color_jitter().saturation() == 0,
                 "transform_param: color_jitter { saturation: "

@@ -1,4 +1,4 @@
-#include "crema/layers/hdf5_data_layer.hpp"
+#include "crema/data/hdf5_data_layer.hpp"
 
 #include <fstream>
 #include <numeric>

@@ -1,8 +1,8 @@
 // The per-pixel mean of a Datum database's records, as Caffe's
 // compute_image_mean computes it: the BlobProto (1 x C x H x W) a
 // transform_param's mean_file reads.
-#ifndef CREMA_TOOLS_COMPUTE_IMAGE_MEAN_HPP_
-#define CREMA_TOOLS_COMPUTE_IMAGE_MEAN_HPP_
+#ifndef CREMA_DATA_CONVERTERS_COMPUTE_IMAGE_MEAN_HPP_
+#define CREMA_DATA_CONVERTERS_COMPUTE_IMAGE_MEAN_HPP_
 
 #include <string>
 #include <vector>
@@ -23,4 +23,4 @@ std::vector<double> ChannelMeans(const BlobProto& mean);
 
 }  // namespace crema
 
-#endif  // CREMA_TOOLS_COMPUTE_IMAGE_MEAN_HPP_
+#endif  // CREMA_DATA_CONVERTERS_COMPUTE_IMAGE_MEAN_HPP_

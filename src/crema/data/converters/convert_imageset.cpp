@@ -1,5 +1,5 @@
 // Image lists into Datum databases (Caffe's convert_imageset).
-#include "crema/tools/convert_imageset.hpp"
+#include "crema/data/converters/convert_imageset.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +20,7 @@
 #include "crema/common.hpp"
 
 #ifdef CREMA_OPENCV
-#include "crema/detection/annotations.hpp"
+#include "crema/data/annotations.hpp"
 #include "crema/proto/crema.pb.h"
 #include "crema/storage/partial_database.hpp"
 #include "crema/util/db.hpp"

@@ -27,8 +27,8 @@
 // (labels are 8-bit, as in the fork), a label image of another size than its
 // image, and, without a crop, items whose size differs from the first's.
 // Builds with OpenCV only.
-#ifndef CREMA_LAYERS_IMAGE_SEG_DATA_LAYER_HPP_
-#define CREMA_LAYERS_IMAGE_SEG_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_IMAGE_SEG_DATA_LAYER_HPP_
+#define CREMA_DATA_IMAGE_SEG_DATA_LAYER_HPP_
 
 #ifdef CREMA_OPENCV
 
@@ -92,4 +92,4 @@ class ImageSegDataLayer : public BasePrefetchingDataLayer<Dtype> {
 }  // namespace crema
 
 #endif  // CREMA_OPENCV
-#endif  // CREMA_LAYERS_IMAGE_SEG_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_IMAGE_SEG_DATA_LAYER_HPP_

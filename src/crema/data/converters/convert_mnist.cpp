@@ -1,5 +1,5 @@
 // Reading MNIST-format (idx) files, gzipped or not, into Datum databases.
-#include "crema/tools/convert_mnist.hpp"
+#include "crema/data/converters/convert_mnist.hpp"
 
 #include <zlib.h>
 

@@ -10,8 +10,8 @@
 // (pixel - mean) * scale. Tops: data [batch, channels, crop, crop] and label
 // [batch]. Batches are prefetched on the layer's own thread; batch k's draws
 // come from the layer's seed and k alone. Builds with OpenCV only.
-#ifndef CREMA_LAYERS_WINDOW_DATA_LAYER_HPP_
-#define CREMA_LAYERS_WINDOW_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_WINDOW_DATA_LAYER_HPP_
+#define CREMA_DATA_WINDOW_DATA_LAYER_HPP_
 
 #ifdef CREMA_OPENCV
 
@@ -103,4 +103,4 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
 }  // namespace crema
 
 #endif  // CREMA_OPENCV
-#endif  // CREMA_LAYERS_WINDOW_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_WINDOW_DATA_LAYER_HPP_

@@ -2,8 +2,8 @@
 // format), through the shared DataReader of its source, transforms them and
 // serves batches prefetched on its own thread. Each solver has its own Data
 // layer; the reader deals each one its slice of the records.
-#ifndef CREMA_LAYERS_DATA_LAYER_HPP_
-#define CREMA_LAYERS_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_DATA_LAYER_HPP_
+#define CREMA_DATA_DATA_LAYER_HPP_
 
 #include <functional>
 #include <memory>
@@ -63,4 +63,4 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
 
 }  // namespace crema
 
-#endif  // CREMA_LAYERS_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_DATA_LAYER_HPP_

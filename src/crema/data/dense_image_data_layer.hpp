@@ -12,8 +12,8 @@
 // every pass with shuffle. Each item's random draws depend on its place in
 // the stream only. transform_param's own crop and mirror are refused: they
 // would move the image and not its labels. Builds with OpenCV only.
-#ifndef CREMA_LAYERS_DENSE_IMAGE_DATA_LAYER_HPP_
-#define CREMA_LAYERS_DENSE_IMAGE_DATA_LAYER_HPP_
+#ifndef CREMA_DATA_DENSE_IMAGE_DATA_LAYER_HPP_
+#define CREMA_DATA_DENSE_IMAGE_DATA_LAYER_HPP_
 
 #ifdef CREMA_OPENCV
 
@@ -73,4 +73,4 @@ class DenseImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
 }  // namespace crema
 
 #endif  // CREMA_OPENCV
-#endif  // CREMA_LAYERS_DENSE_IMAGE_DATA_LAYER_HPP_
+#endif  // CREMA_DATA_DENSE_IMAGE_DATA_LAYER_HPP_

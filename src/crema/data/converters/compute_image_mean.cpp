@@ -1,5 +1,5 @@
 // The mean image of a Datum database.
-#include "crema/tools/compute_image_mean.hpp"
+#include "crema/data/converters/compute_image_mean.hpp"
 
 #include "crema/common.hpp"
 #include "crema/util/db.hpp"

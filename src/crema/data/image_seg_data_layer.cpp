@@ -1,4 +1,4 @@
-#include "crema/layers/image_seg_data_layer.hpp"
+#include "crema/data/image_seg_data_layer.hpp"
 
 #ifdef CREMA_OPENCV
 
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <opencv2/imgproc/imgproc.hpp>
 
+#include "crema/data/converters/convert_imageset.hpp"
 #include "crema/images/image_header.hpp"
-#include "crema/tools/convert_imageset.hpp"
 #include "crema/util/image_io.hpp"
 
 namespace crema {
