@@ -25,6 +25,7 @@
 #include <opencv2/core/core.hpp>
 
 #include "crema/blob.hpp"
+#include "crema/data_transformer.hpp"
 #include "crema/net.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"
@@ -68,11 +69,14 @@ std::vector<std::string> ClassNames(int classes) {
   return names;
 }
 
-// The mean to subtract, channels x height x width of the net input (zeros
-// without --mean_file).
-std::vector<float> MeanImage(int channels, int height, int width) {
-  std::vector<float> mean(static_cast<size_t>(channels) * height * width, 0.f);
-  if (FLAGS_mean_file.empty()) return mean;
+// How the net input is made from an image (DataTransformer, as a data
+// layer's transform_param): less the --mean_file where it has
+// the input's size, or each of its channels' mean where not (as
+// cpp_classification does), then times --scale.
+crema::TransformationParameter InputTransform(int channels, int height, int width) {
+  crema::TransformationParameter transform;
+  transform.set_scale(static_cast<float>(FLAGS_scale));
+  if (FLAGS_mean_file.empty()) return transform;
   crema::BlobProto proto;
   crema::ReadProtoFromBinaryFile(FLAGS_mean_file, &proto);
   crema::Blob<float> blob;
@@ -84,36 +88,17 @@ std::vector<float> MeanImage(int channels, int height, int width) {
   CREMA_REQUIRE(blob.num_axes() == 4 && blob.shape(0) == 1 && blob.shape(1) == channels,
                 "--mean_file " << FLAGS_mean_file << ": a mean of shape " << blob.shape_string()
                                << ", the net input has " << channels << " channel(s)");
-  const float* data = blob.cpu_data();
   if (blob.shape(2) == height && blob.shape(3) == width) {
-    std::copy(data, data + mean.size(), mean.begin());
-    return mean;
+    transform.set_mean_file(FLAGS_mean_file);
+    return transform;
   }
-  // Sizes differ: each channel's mean value, as cpp_classification uses.
+  const float* data = blob.cpu_data();
   const int plane = blob.shape(2) * blob.shape(3);
   for (int c = 0; c < channels; ++c) {
     const double sum = std::accumulate(data + c * plane, data + (c + 1) * plane, 0.0);
-    std::fill(mean.begin() + c * height * width, mean.begin() + (c + 1) * height * width,
-              static_cast<float>(sum / plane));
+    transform.add_mean_value(static_cast<float>(sum / plane));
   }
-  return mean;
-}
-
-// Writes an 8-bit image (height x width, 1 or 3 channels) into the input
-// blob as (pixel - mean) * scale, channels first.
-void FillInput(const cv::Mat& image, const std::vector<float>& mean, crema::Blob<float>* input) {
-  const int channels = input->shape(1), height = input->shape(2), width = input->shape(3);
-  float* data = input->mutable_cpu_data();
-  const float scale = static_cast<float>(FLAGS_scale);
-  for (int h = 0; h < height; ++h) {
-    const unsigned char* row = image.ptr<unsigned char>(h);
-    for (int w = 0; w < width; ++w) {
-      for (int c = 0; c < channels; ++c) {
-        const int index = (c * height + h) * width + w;
-        data[index] = (row[w * channels + c] - mean[index]) * scale;
-      }
-    }
-  }
+  return transform;
 }
 
 // "<label> <prob>, ..." of the top_k classes, most probable first.
@@ -158,11 +143,12 @@ int Classify() {
   CREMA_REQUIRE(net.num_outputs() > 0, "classify: " << FLAGS_model << " has no output");
   const crema::Blob<float>& output = *net.output_blobs().back();
   const std::vector<std::string> names = ClassNames(output.count());
-  const std::vector<float> mean = MeanImage(channels, height, width);
+  crema::DataTransformer<float> transformer(InputTransform(channels, height, width), crema::TEST);
   const crema::ImageColor color =
       channels == 1 ? crema::ImageColor::kGray : crema::ImageColor::kColor;
   for (const std::string& file : files) {
-    FillInput(crema::ReadImageToCVMat(file, color, height, width), mean, input);
+    transformer.Transform(crema::ReadImageToCVMat(file, color, height, width),
+                          input->mutable_cpu_data());
     net.Forward();
     std::cout << file << ": " << TopClasses(output, names) << std::endl;
   }

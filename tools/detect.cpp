@@ -29,6 +29,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "crema/blob.hpp"
+#include "crema/data_transformer.hpp"
 #include "crema/net.hpp"
 #include "crema/util/image_io.hpp"
 #include "crema/util/io.hpp"
@@ -106,10 +107,13 @@ std::string LabelName(int label, const std::map<int, std::string>& names) {
   return found->second;
 }
 
-// --mean_value as one value per input channel (zeros without it).
-std::vector<float> MeanValues(int channels) {
-  std::vector<float> mean(channels, 0.f);
-  if (FLAGS_mean_value.empty()) return mean;
+// How the net input is made from an image (DataTransformer, as a data
+// layer's transform_param): less --mean_value, one value per
+// input channel (none without it), then times --scale.
+crema::TransformationParameter InputTransform(int channels) {
+  crema::TransformationParameter transform;
+  transform.set_scale(static_cast<float>(FLAGS_scale));
+  if (FLAGS_mean_value.empty()) return transform;
   std::vector<float> values;
   for (const std::string& item : crema::SplitList(FLAGS_mean_value)) {
     size_t used = 0;
@@ -125,8 +129,10 @@ std::vector<float> MeanValues(int channels) {
   CREMA_REQUIRE(values.size() == 1 || static_cast<int>(values.size()) == channels,
                 "--mean_value: " << values.size() << " values; give 1 or " << channels
                                  << " (the net input's channels)");
-  for (int c = 0; c < channels; ++c) mean[c] = values.size() == 1 ? values[0] : values[c];
-  return mean;
+  for (int c = 0; c < channels; ++c) {
+    transform.add_mean_value(values.size() == 1 ? values[0] : values[c]);
+  }
+  return transform;
 }
 
 // The deploy net's one input, reshaped to one image of 1 or 3 channels.
@@ -154,22 +160,6 @@ const crema::Blob<float>& DetectionBlob(const crema::Net<float>& net) {
                            << output.shape_string()
                            << ", not 1 x 1 x N x 7 (a DetectionOutput layer's top)");
   return output;
-}
-
-// Writes an 8-bit image of the input's size into the input blob as
-// (pixel - mean[channel]) * scale, channels first.
-void FillInput(const cv::Mat& image, const std::vector<float>& mean, crema::Blob<float>* input) {
-  const int channels = input->shape(1), height = input->shape(2), width = input->shape(3);
-  float* data = input->mutable_cpu_data();
-  const float scale = static_cast<float>(FLAGS_scale);
-  for (int h = 0; h < height; ++h) {
-    const unsigned char* row = image.ptr<unsigned char>(h);
-    for (int w = 0; w < width; ++w) {
-      for (int c = 0; c < channels; ++c) {
-        data[(c * height + h) * width + w] = (row[w * channels + c] - mean[c]) * scale;
-      }
-    }
-  }
 }
 
 // The image as the net takes it: its channels, resized to height x width.
@@ -296,10 +286,10 @@ int Detect() {
   crema::Blob<float>* input = SingleImageInput(&net);
   DetectionBlob(net);
   const int channels = input->shape(1), height = input->shape(2), width = input->shape(3);
-  const std::vector<float> mean = MeanValues(channels);
+  crema::DataTransformer<float> transformer(InputTransform(channels), crema::TEST);
   for (size_t i = 0; i < files.size(); ++i) {
     cv::Mat image = crema::ReadImageToCVMat(files[i], crema::ImageColor::kColor);
-    FillInput(NetImage(image, channels, height, width), mean, input);
+    transformer.Transform(NetImage(image, channels, height, width), input->mutable_cpu_data());
     net.Forward();
     const std::vector<Detection> detections =
         KeptDetections(DetectionBlob(net), image.cols, image.rows);

@@ -80,9 +80,14 @@ class DataTransformer {
   void CheckSize(int channels, int height, int width) const;
   // Refuses a transformed shape that differs from `expected` but for axis 0.
   void RequireItemShape(const std::vector<int>& shape, const std::vector<int>& expected) const;
-  // in: planes (channels x height x width).
+  // The shape channels x height x width transforms to (unchecked).
+  std::vector<int> OutputShape(int channels, int height, int width) const;
+  // in: planes (channels x height x width). TransformValues checks the size
+  // (CheckSize) first; WriteValues is for a caller that did.
   template <typename Source>
   void TransformValues(const Source* in, int channels, int height, int width, Dtype* out);
+  template <typename Source>
+  void WriteValues(const Source* in, int channels, int height, int width, Dtype* out);
   int Rand(int n);
   // The TRAIN path with augmentations: the window (cropped, or warped by
   // WarpSource into augment_window_), colour jitter, mirror, mean and scale,

@@ -6,17 +6,22 @@
 # images in an LMDB made by convert_imageset, BVLC's train_test net at batch
 # 1 with an ArgMax output); a second run reading the images from a list file
 # prints the same lines; and at least 4 of the 5 top-1s are the true labels.
+# Then with --mean_file (compute_image_mean of the LMDB): each top-1 and its
+# probability (to classify's 4 decimals) equal those of `crema test` with the
+# same mean_file in the net's transform_param (the tool and the data layer
+# share DataTransformer).
 # Skipped where the BVLC files are missing (require_compat).
-#   classify_lenet.sh CREMA CONVERT_IMAGESET SOURCE_DIR COMPAT_DIR
+#   classify_lenet.sh CREMA CONVERT_IMAGESET SOURCE_DIR COMPAT_DIR COMPUTE_IMAGE_MEAN
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 crema=$(realpath "$1") convert_imageset=$(realpath "$2") source=$(realpath "$3")
+compute_image_mean=$(realpath "$5")
 require_compat "$4"
 compat=$(realpath "$compat")
 weights=$compat/lenet_fashion/lenet_fashion_iter_10000.caffemodel
 raw=${CREMA_FASHION_MNIST_RAW:-/usr/share/datasets/fashion-mnist}
 work=$(mktemp -d /tmp/crema_classify_XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 count=5 top_k=3
 
 # The first five test images as 28x28 grey PNGs, and their list with labels.
@@ -88,3 +93,43 @@ cmp -s "$work/argmax" "$work/top1" ||
 correct=$(paste -d' ' "$work/top1" <(awk '{print $2}' "$work/list.txt") | awk '$1 == $2' | wc -l)
 echo "top-1 correct: $correct of $count"
 ((correct >= count - 1)) || { echo "FAIL: fewer than $((count - 1)) of $count correct"; exit 1; }
+
+# With the images' mean file: classify's top-1 and its probability against
+# `crema test` of the same net, its transform_param given the mean file, with
+# a Softmax of ip2 as an extra output.
+"$compute_image_mean" "$work/lmdb" "$work/mean.binaryproto" >"$work/mean.log" 2>&1 ||
+  { tail -20 "$work/mean.log"; exit 1; }
+(cd "$work" && "$crema" classify --model="$source/models/lenet/deploy.prototxt" \
+  --weights="$weights" --scale=0.00390625 --top_k=1 --images="$images" \
+  --mean_file=mean.binaryproto >classify_mean.out 2>classify_mean.log) ||
+  { tail -20 "$work/classify_mean.log"; exit 1; }
+sed -e "s#scale: 0.00390625#scale: 0.00390625 mean_file: \"$work/mean.binaryproto\"#" \
+  "$work/net.prototxt" >"$work/net_mean.prototxt"
+cat >>"$work/net_mean.prototxt" <<'NET'
+layer {
+  name: "prob"
+  type: "Softmax"
+  bottom: "ip2"
+  top: "prob"
+  include { phase: TEST }
+}
+NET
+"$crema" test --model="$work/net_mean.prototxt" --weights="$weights" --iterations=$count \
+  >"$work/test_mean.log" 2>&1 || { tail -20 "$work/test_mean.log"; exit 1; }
+grep -o 'Batch [0-9]*, argmax = [0-9]*' "$work/test_mean.log" | awk '{print $NF}' >"$work/argmax_mean"
+awk '{ split($0, parts, ": "); split(parts[2], first, " "); print first[1] }' \
+  "$work/classify_mean.out" >"$work/top1_mean"
+echo "with the mean file: crema test argmax $(tr '\n' ' ' <"$work/argmax_mean"), classify top-1 $(tr '\n' ' ' <"$work/top1_mean")"
+[[ -s "$work/argmax_mean" ]] && cmp -s "$work/argmax_mean" "$work/top1_mean" ||
+  { echo "FAIL: with --mean_file, classify's top-1 differs from crema test's argmax"; exit 1; }
+# The top-1's probability, as classify prints it (4 decimals), from the
+# Softmax values `crema test` prints batch by batch, class by class.
+grep -o 'Batch [0-9]*, prob = [-0-9.e+]*' "$work/test_mean.log" |
+  awk -v top="$(tr '\n' ' ' <"$work/top1_mean")" '
+    BEGIN { split(top, label, " ") }
+    { batch = $2 + 1; if (batch != last) { k = 0; last = batch } else ++k
+      if (k == label[batch]) printf "%.4f\n", $NF }' >"$work/prob_test"
+awk '{ split($0, parts, ": "); split(parts[2], first, " "); print first[2] }' \
+  "$work/classify_mean.out" >"$work/prob_classify"
+cmp -s "$work/prob_test" "$work/prob_classify" ||
+  { echo "FAIL: with --mean_file, classify's top-1 probabilities $(tr '\n' ' ' <"$work/prob_classify")differ from crema test's $(tr '\n' ' ' <"$work/prob_test")"; exit 1; }

@@ -93,9 +93,14 @@ std::vector<int> DataTransformer<Dtype>::InferBlobShape(const Datum& datum) cons
                 "the data holds encoded images (JPEG/PNG); this build of Crema decodes raw "
                 "records only (install OpenCV, libopencv-imgcodecs-dev, and rebuild)");
 #endif
-  const int crop = static_cast<int>(param_.crop_size());
   CheckSize(datum.channels(), datum.height(), datum.width());
-  return {1, datum.channels(), crop ? crop : datum.height(), crop ? crop : datum.width()};
+  return OutputShape(datum.channels(), datum.height(), datum.width());
+}
+
+template <typename Dtype>
+std::vector<int> DataTransformer<Dtype>::OutputShape(int channels, int height, int width) const {
+  const int crop = static_cast<int>(param_.crop_size());
+  return {1, channels, crop ? crop : height, crop ? crop : width};
 }
 
 template <typename Dtype>
@@ -203,6 +208,13 @@ template <typename Source>
 void DataTransformer<Dtype>::TransformValues(const Source* in, int channels, int height, int width,
                                              Dtype* out) {
   CheckSize(channels, height, width);
+  WriteValues(in, channels, height, width, out);
+}
+
+template <typename Dtype>
+template <typename Source>
+void DataTransformer<Dtype>::WriteValues(const Source* in, int channels, int height, int width,
+                                         Dtype* out) {
   if (augments_) {
     TransformAugmented(in, channels, height, width, out);
     return;
@@ -313,13 +325,13 @@ void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out,
 #ifdef CREMA_OPENCV
   if (datum.encoded()) {
     const cv::Mat image = Decode(datum);
-    RequireItemShape(InferBlobShape(image), shape);
-    Transform(image, out);
+    RequireItemShape(OutputShape(image.channels(), image.rows, image.cols), shape);
+    Transform(image, out);  // checks the size
     return;
   }
 #endif
-  RequireItemShape(InferBlobShape(datum), shape);
-  Transform(datum, out);
+  RequireItemShape(OutputShape(datum.channels(), datum.height(), datum.width()), shape);
+  Transform(datum, out);  // checks the size
 }
 
 template <typename Dtype>
@@ -330,21 +342,21 @@ void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* out) {
     return;
   }
 #endif
-  InferBlobShape(datum);  // validates
   const int channels = datum.channels(), height = datum.height(), width = datum.width();
+  CheckSize(channels, height, width);  // the one check of the record's shape
   const size_t size = static_cast<size_t>(channels) * height * width;
   if (!datum.data().empty()) {
     CREMA_REQUIRE(datum.data().size() == size,
                   "a record holds " << datum.data().size() << " bytes, its shape " << channels
                                     << "x" << height << "x" << width << " needs " << size);
-    TransformValues(reinterpret_cast<const uint8_t*>(datum.data().data()), channels, height, width,
-                    out);
+    WriteValues(reinterpret_cast<const uint8_t*>(datum.data().data()), channels, height, width,
+                out);
   } else {
     CREMA_REQUIRE(static_cast<size_t>(datum.float_data_size()) == size,
                   "a record holds " << datum.float_data_size() << " float values, its shape "
                                     << channels << "x" << height << "x" << width << " needs "
                                     << size);
-    TransformValues(datum.float_data().data(), channels, height, width, out);
+    WriteValues(datum.float_data().data(), channels, height, width, out);
   }
 }
 
@@ -388,10 +400,11 @@ void DataTransformer<Dtype>::Transform(Blob<Dtype>* input, Blob<Dtype>* transfor
                     << input->shape_string() << " into one of shape " << transformed->shape_string()
                     << " (expected " << num << " " << channels << " " << out_h << " " << out_w
                     << ")");
+  CheckSize(channels, height, width);
   const int in_size = channels * height * width, out_size = channels * out_h * out_w;
   for (int n = 0; n < num; ++n) {
-    TransformValues(input->cpu_data() + n * in_size, channels, height, width,
-                    transformed->mutable_cpu_data() + n * out_size);
+    WriteValues(input->cpu_data() + n * in_size, channels, height, width,
+                transformed->mutable_cpu_data() + n * out_size);
   }
 }
 
