@@ -24,6 +24,13 @@ work=$(mktemp -d /tmp/crema_classify_XXXXXX)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 count=5 top_k=3
 
+# The argmax `crema test` printed for each batch, one per line.
+argmaxes() { grep -o 'Batch [0-9]*, argmax = [0-9]*' "$1" | awk '{print $NF}'; }
+# Field k (1: the label, 2: its probability) of each classify line's top-1.
+top1_field() {
+  awk -v k="$1" '{ split($0, parts, ": "); split(parts[2], first, " "); print first[k] }' "$2"
+}
+
 # The first five test images as 28x28 grey PNGs, and their list with labels.
 python3 - "$source/data/fashion_mnist" "$raw" "$work" "$count" <<'PY'
 import os, sys
@@ -82,9 +89,8 @@ layer {
 NET
 "$crema" test --model="$work/net.prototxt" --weights="$weights" --iterations=$count \
   >"$work/test.log" 2>&1 || { tail -20 "$work/test.log"; exit 1; }
-grep -o 'Batch [0-9]*, argmax = [0-9]*' "$work/test.log" | awk '{print $NF}' >"$work/argmax"
-awk '{ split($0, parts, ": "); split(parts[2], first, " "); print first[1] }' \
-  "$work/classify.out" >"$work/top1"
+argmaxes "$work/test.log" >"$work/argmax"
+top1_field 1 "$work/classify.out" >"$work/top1"
 echo "crema test argmax: $(tr '\n' ' ' <"$work/argmax")"
 echo "classify top-1:    $(tr '\n' ' ' <"$work/top1")"
 echo "true labels:       $(awk '{printf "%s ", $2}' "$work/list.txt")"
@@ -116,9 +122,8 @@ layer {
 NET
 "$crema" test --model="$work/net_mean.prototxt" --weights="$weights" --iterations=$count \
   >"$work/test_mean.log" 2>&1 || { tail -20 "$work/test_mean.log"; exit 1; }
-grep -o 'Batch [0-9]*, argmax = [0-9]*' "$work/test_mean.log" | awk '{print $NF}' >"$work/argmax_mean"
-awk '{ split($0, parts, ": "); split(parts[2], first, " "); print first[1] }' \
-  "$work/classify_mean.out" >"$work/top1_mean"
+argmaxes "$work/test_mean.log" >"$work/argmax_mean"
+top1_field 1 "$work/classify_mean.out" >"$work/top1_mean"
 echo "with the mean file: crema test argmax $(tr '\n' ' ' <"$work/argmax_mean"), classify top-1 $(tr '\n' ' ' <"$work/top1_mean")"
 [[ -s "$work/argmax_mean" ]] && cmp -s "$work/argmax_mean" "$work/top1_mean" ||
   { echo "FAIL: with --mean_file, classify's top-1 differs from crema test's argmax"; exit 1; }
@@ -129,7 +134,6 @@ grep -o 'Batch [0-9]*, prob = [-0-9.e+]*' "$work/test_mean.log" |
     BEGIN { split(top, label, " ") }
     { batch = $2 + 1; if (batch != last) { k = 0; last = batch } else ++k
       if (k == label[batch]) printf "%.4f\n", $NF }' >"$work/prob_test"
-awk '{ split($0, parts, ": "); split(parts[2], first, " "); print first[2] }' \
-  "$work/classify_mean.out" >"$work/prob_classify"
+top1_field 2 "$work/classify_mean.out" >"$work/prob_classify"
 cmp -s "$work/prob_test" "$work/prob_classify" ||
   { echo "FAIL: with --mean_file, classify's top-1 probabilities $(tr '\n' ' ' <"$work/prob_classify")differ from crema test's $(tr '\n' ' ' <"$work/prob_test")"; exit 1; }
