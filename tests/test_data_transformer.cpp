@@ -86,6 +86,37 @@ TYPED_TEST(DataTransformerTest, MeanFile) {
   EXPECT_THROW(DataTransformer<TypeParam>(missing, TEST), Error);
 }
 
+// A mean held in memory (Python's Transformer.set_mean) is subtracted as a
+// mean file's is, cropped with the image; one of another shape, or given
+// beside mean_value, is refused naming it.
+TYPED_TEST(DataTransformerTest, MeanInMemory) {
+  Blob<TypeParam> mean(std::vector<int>{1, 1, 3, 4});
+  for (int i = 0; i < 12; ++i) mean.mutable_cpu_data()[i] = TypeParam(2 * i);
+  TransformationParameter param;
+  param.set_scale(0.5);
+  param.set_crop_size(2);
+  DataTransformer<TypeParam> transformer(param, TEST, mean);
+  Blob<TypeParam> blob(std::vector<int>{1, 1, 2, 2});
+  transformer.Transform(MakeDatum(), &blob);
+  // The centre crop is values 1 2 / 5 6; the mean there 2 4 / 10 12.
+  const TypeParam expected[] = {-0.5, -1, -2.5, -3};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(blob.cpu_data()[i], expected[i]) << i;
+
+  Blob<TypeParam> turned(std::vector<int>{1, 1, 4, 3});
+  DataTransformer<TypeParam> mismatched(TransformationParameter(), TEST, turned);
+  EXPECT_NE(ErrorMessageOf([&] { mismatched.Transform(MakeDatum(), &blob); })
+                .find("the mean has shape 1 1 4 3"),
+            std::string::npos);
+  Blob<TypeParam> planes(std::vector<int>{1, 3, 4});
+  EXPECT_NE(ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST, planes); })
+                .find("the mean has shape 1 3 4 (12); expected one image"),
+            std::string::npos);
+  param.add_mean_value(1);
+  EXPECT_NE(ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST, mean); })
+                .find("give no mean_file or mean_value besides"),
+            std::string::npos);
+}
+
 TYPED_TEST(DataTransformerTest, CentreCropAtTest) {
   TransformationParameter param;
   param.set_crop_size(2);

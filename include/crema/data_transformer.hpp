@@ -12,6 +12,7 @@
 #ifndef CREMA_DATA_TRANSFORMER_HPP_
 #define CREMA_DATA_TRANSFORMER_HPP_
 
+#include <string>
 #include <vector>
 
 #ifdef CREMA_OPENCV
@@ -32,6 +33,10 @@ class DataTransformer {
   // given; a missing or malformed file, or mean_file together with
   // mean_value, is a user error naming it.
   DataTransformer(const TransformationParameter& param, Phase phase);
+  // The same with a mean held in memory (Python's Transformer.set_mean), one
+  // image, 1 x channels x height x width, subtracted as a mean file's is;
+  // `param` then gives neither mean_file nor mean_value.
+  DataTransformer(const TransformationParameter& param, Phase phase, const Blob<Dtype>& mean);
 
   // The shape a transformed datum takes: [1, channels, height', width'] (an
   // encoded one is decoded to know it).
@@ -51,8 +56,6 @@ class DataTransformer {
   void Transform(const std::vector<Datum>& datums, Blob<Dtype>* transformed);
   // A blob of raw values [N, C, H, W] into [N, C, H', W'].
   void Transform(Blob<Dtype>* input, Blob<Dtype>* transformed);
-  // Raw arrays: `in` holds channels x height x width values.
-  void Transform(const Dtype* in, int channels, int height, int width, Dtype* out);
 
 #ifdef CREMA_OPENCV
   // An 8-bit image (1 or 3 channels, OpenCV's interleaved BGR) into `out`.
@@ -97,6 +100,8 @@ class DataTransformer {
   template <typename Source>
   void WarpSource(const Source* in, int channels, int height, int width, const Choice& choice);
   Dtype MeanValue(int channel) const;
+  // A mean image (a mean file's or one given in memory) is one image.
+  void RequireMeanImage() const;
   // out (channels x out_h x out_w) = (row - mean) * scale, each row mirrored
   // as chosen: row_at(c, h) points at output row h's source values; a mean
   // file's rows are read at the choice's place in the height x width image.
@@ -113,6 +118,7 @@ class DataTransformer {
   TransformationParameter param_;
   Phase phase_;
   Blob<Dtype> data_mean_;
+  std::string mean_source_;  // "the mean file F", or "the mean" (one given in memory)
   std::vector<Dtype> mean_values_;
   bool augments_ = false;  // TRAIN with any augmentation
   bool warps_ = false;     // TRAIN with a random resized crop or a rotation

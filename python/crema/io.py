@@ -197,6 +197,33 @@ def datum_to_array(datum):
 # Transformer
 # ---------------------------------------------------------------------------
 
+def _subtract_mean_and_scale(in_, caffe_in, mean, input_scale):
+    """(caffe_in - mean) * input_scale by the C++ DataTransformer, the one
+    that data layers, ``crema classify`` and ``crema detect`` use.
+
+    ``mean`` is as :meth:`Transformer.set_mean` leaves it, ``(C, 1, 1)`` or
+    ``(C, H, W)``, in the net's layout: ``caffe_in`` must then be ``(C, H,
+    W)`` with the same channels (and height and width, for a per-pixel
+    mean). Raises ``ValueError`` naming the input otherwise.
+    """
+    from . import _crema
+
+    if mean is not None:
+        per_channel = mean.shape[1:] == (1, 1)
+        needed = mean.shape[:1] if per_channel else mean.shape
+        got = caffe_in.shape[:1] if per_channel else caffe_in.shape
+        if tuple(got) != tuple(needed):
+            raise ValueError(
+                "preprocess(%r): the mean is in the net's layout, %s, but the "
+                "image is %s at that step (set_transpose, e.g. (2, 0, 1), "
+                "turns (H, W, C) into (C, H, W))"
+                % (in_, mean.shape if not per_channel else "(%d, H, W)" % mean.shape[0],
+                   caffe_in.shape))
+        mean = mean.reshape(-1) if per_channel else mean
+    scale = 1.0 if input_scale is None else float(input_scale)
+    return np.asarray(_crema._subtract_mean_and_scale(caffe_in, mean, scale))
+
+
 class Transformer(object):
     """Turn images into net inputs and back, per input blob.
 
@@ -241,8 +268,13 @@ class Transformer(object):
         runs only when set. With the usual transpose ``(2, 0, 1)`` the
         result is ``(C, H, W)`` float32.
 
-        Raises ``ValueError`` for an unknown input or when ``data`` is not
-        3-D.
+        The mean and the input scale are applied by the C++ DataTransformer
+        (``crema._crema``), the one data layers, ``crema classify`` and
+        ``crema detect`` use.
+
+        Raises ``ValueError`` for an unknown input, when ``data`` is not
+        3-D, or when a mean is set and the image is not yet in the net's
+        ``(C, H, W)`` layout at that step (no transpose set).
         """
         self._check_input(in_)
         caffe_in = np.array(data, dtype=np.float32, copy=True)
@@ -265,11 +297,9 @@ class Transformer(object):
             caffe_in = caffe_in[list(channel_swap), :, :]
         if raw_scale is not None:
             caffe_in *= raw_scale
-        if mean is not None:
-            caffe_in -= mean
-        if input_scale is not None:
-            caffe_in *= input_scale
-        return caffe_in
+        if mean is None and input_scale is None:
+            return caffe_in
+        return _subtract_mean_and_scale(in_, caffe_in, mean, input_scale)
 
     def deprocess(self, in_, data):
         """Undo :meth:`preprocess` for input ``in_`` (except the resize).

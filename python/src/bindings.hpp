@@ -15,6 +15,8 @@ void BindNet(pybind11::module_& m);
 void BindSolvers(pybind11::module_& m);
 // Image reading and resizing for crema.io (builds with OpenCV).
 void BindImages(pybind11::module_& m);
+// Mean subtraction and scaling for crema.io.Transformer (DataTransformer's).
+void BindTransformer(pybind11::module_& m);
 // export_onnx (`crema export`; builds with ONNX).
 void BindExport(pybind11::module_& m);
 // evaluate_classifier (`crema test --labels`).

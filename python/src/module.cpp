@@ -105,6 +105,7 @@ PYBIND11_MODULE(_crema, m) {
   crema::python::BindNet(m);
   crema::python::BindSolvers(m);
   crema::python::BindImages(m);
+  crema::python::BindTransformer(m);
   crema::python::BindExport(m);
   crema::python::BindEvaluation(m);
   crema::python::RegisterPythonLayer();

@@ -387,6 +387,19 @@ def test_preprocess_step_order_raw_scale_before_mean_before_input_scale():
     assert out.ravel()[0] == pytest.approx((2.0 * 3.0 - 1.0) * 10.0)
 
 
+def test_preprocess_mean_needs_the_nets_layout():
+    # The mean is in the net's (C, H, W) layout; without a transpose the
+    # image is still (H, W, C) there: refused, naming the input, rather than
+    # broadcast across the wrong axes.
+    t = cio.Transformer({"data": (1, 3, 4, 4)})
+    t.set_mean("data", np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"preprocess\('data'\).*set_transpose"):
+        t.preprocess("data", np.zeros((4, 4, 2), dtype=np.float32))
+    t.set_transpose("data", (2, 0, 1))
+    out = t.preprocess("data", np.full((4, 4, 3), 5.0, dtype=np.float32))
+    np.testing.assert_array_equal(out[:, 0, 0], [4.0, 3.0, 2.0])
+
+
 def test_preprocess_without_settings_is_float32_copy():
     img = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
     t = cio.Transformer({"data": (1, 3, 2, 2)})

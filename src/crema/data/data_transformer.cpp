@@ -17,8 +17,7 @@ namespace crema {
 
 namespace {
 
-// A mean file holds one image, 1 x channels x height x width; any other blob
-// is refused naming the file (a 5-D one would not even have a height).
+// A mean file holds a BlobProto; a malformed one is refused naming the file.
 template <typename Dtype>
 void ReadMeanFile(const std::string& filename, Blob<Dtype>* mean) {
   BlobProto proto;
@@ -28,9 +27,6 @@ void ReadMeanFile(const std::string& filename, Blob<Dtype>* mean) {
   } catch (const Error& e) {
     CREMA_FAIL("the mean file " << filename << ": " << e.what());
   }
-  CREMA_REQUIRE(mean->num_axes() == 4 && mean->shape(0) == 1,
-                "the mean file " << filename << " has shape " << mean->shape_string()
-                                 << "; expected one image, 1 x channels x height x width");
 }
 
 // "3 x 28 x 28": an item's shape, without the batch axis.
@@ -63,7 +59,11 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
   CREMA_REQUIRE(!(warps_ && param_.has_mean_file()),
                 "transform_param: random_resized_crop and rotation_degrees move pixels, so a "
                 "mean_file (one mean per pixel) no longer lines up; give mean_value");
-  if (param_.has_mean_file()) ReadMeanFile(param_.mean_file(), &data_mean_);
+  if (param_.has_mean_file()) {
+    mean_source_ = "the mean file " + param_.mean_file();
+    ReadMeanFile(param_.mean_file(), &data_mean_);
+    RequireMeanImage();
+  }
   for (float value : param_.mean_value()) mean_values_.push_back(static_cast<Dtype>(value));
   CREMA_REQUIRE(!(param_.force_color() && param_.force_gray()),
                 "transform_param: force_color and force_gray exclude each other; give one");
@@ -77,6 +77,28 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
       "transform_param: scale_factors, crop_height and crop_width (DeepLab v2's and "
       "PSPNet's) are applied only by ImageSegData, which scales and crops the labels "
       "with the image; this layer would ignore them");
+}
+
+template <typename Dtype>
+DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Phase phase,
+                                        const Blob<Dtype>& mean)
+    : DataTransformer(param, phase) {
+  CREMA_REQUIRE(!param_.has_mean_file() && param_.mean_value_size() == 0,
+                "transform_param: a mean is given; give no mean_file or mean_value besides");
+  CREMA_REQUIRE(!warps_, "transform_param: random_resized_crop and rotation_degrees move "
+                         "pixels, so a mean image no longer lines up");
+  mean_source_ = "the mean";
+  data_mean_.CopyFrom(mean, false, true);
+  RequireMeanImage();
+}
+
+// One image, 1 x channels x height x width (a 5-D blob would not even have a
+// height).
+template <typename Dtype>
+void DataTransformer<Dtype>::RequireMeanImage() const {
+  CREMA_REQUIRE(data_mean_.num_axes() == 4 && data_mean_.shape(0) == 1,
+                mean_source_ << " has shape " << data_mean_.shape_string()
+                       << "; expected one image, 1 x channels x height x width");
 }
 
 template <typename Dtype>
@@ -125,8 +147,7 @@ void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) cons
   if (data_mean_.count() > 0) {
     CREMA_REQUIRE(data_mean_.channels() == channels && data_mean_.height() == height &&
                       data_mean_.width() == width,
-                  "the mean file " << param_.mean_file() << " has shape "
-                                   << data_mean_.shape_string() << ", the data is " << channels
+                  mean_source_ << " has shape " << data_mean_.shape_string() << ", the data is " << channels
                                    << "x" << height << "x" << width
                                    << " (the mean is of the images before any crop)");
   }
@@ -380,12 +401,6 @@ void DataTransformer<Dtype>::Transform(const std::vector<Datum>& datums, Blob<Dt
   for (size_t i = 0; i < datums.size(); ++i) {
     Transform(datums[i], transformed->mutable_cpu_data() + i * item_size);
   }
-}
-
-template <typename Dtype>
-void DataTransformer<Dtype>::Transform(const Dtype* in, int channels, int height, int width,
-                                       Dtype* out) {
-  TransformValues(in, channels, height, width, out);
 }
 
 template <typename Dtype>
