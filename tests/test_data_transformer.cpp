@@ -104,16 +104,19 @@ TYPED_TEST(DataTransformerTest, MeanInMemory) {
 
   Blob<TypeParam> turned(std::vector<int>{1, 1, 4, 3});
   DataTransformer<TypeParam> mismatched(TransformationParameter(), TEST, turned);
-  EXPECT_NE(ErrorMessageOf([&] { mismatched.Transform(MakeDatum(), &blob); })
-                .find("the mean has shape 1 1 4 3"),
+  EXPECT_NE(ErrorMessageOf([&] {
+              mismatched.Transform(MakeDatum(), &blob);
+            }).find("the mean has shape 1 1 4 3"),
             std::string::npos);
   Blob<TypeParam> planes(std::vector<int>{1, 3, 4});
-  EXPECT_NE(ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST, planes); })
-                .find("the mean has shape 1 3 4 (12); expected one image"),
+  EXPECT_NE(ErrorMessageOf([&] {
+              DataTransformer<TypeParam>(param, TEST, planes);
+            }).find("the mean has shape 1 3 4 (12); expected one image"),
             std::string::npos);
   param.add_mean_value(1);
-  EXPECT_NE(ErrorMessageOf([&] { DataTransformer<TypeParam>(param, TEST, mean); })
-                .find("give no mean_file or mean_value besides"),
+  EXPECT_NE(ErrorMessageOf([&] {
+              DataTransformer<TypeParam>(param, TEST, mean);
+            }).find("give no mean_file or mean_value besides"),
             std::string::npos);
 }
 

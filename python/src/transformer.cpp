@@ -32,8 +32,8 @@ void ToImageBlob(const FloatArray& image, Blob<float>* blob) {
 // value (C, H, W), as Transformer.set_mean leaves it.
 py::array_t<float> SubtractMeanAndScale(const FloatArray& image, const py::object& mean,
                                         float scale) {
-  CREMA_REQUIRE(image.ndim() == 3, "preprocess: a 3-D array, got " << image.ndim()
-                                                                   << " dimensions");
+  CREMA_REQUIRE(image.ndim() == 3,
+                "preprocess: a 3-D array, got " << image.ndim() << " dimensions");
   TransformationParameter param;
   param.set_scale(scale);
   Blob<float> input;
@@ -47,8 +47,7 @@ py::array_t<float> SubtractMeanAndScale(const FloatArray& image, const py::objec
       for (py::ssize_t c = 0; c < values.shape(0); ++c) param.add_mean_value(values.at(c));
       DataTransformer<float>(param, TEST).Transform(&input, &output);
     } else {
-      CREMA_REQUIRE(values.ndim() == 3, "preprocess: a mean of " << values.ndim()
-                                                                 << " dimensions");
+      CREMA_REQUIRE(values.ndim() == 3, "preprocess: a mean of " << values.ndim() << " dimensions");
       Blob<float> mean_image;
       ToImageBlob(values, &mean_image);
       DataTransformer<float>(param, TEST, mean_image).Transform(&input, &output);

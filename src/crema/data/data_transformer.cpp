@@ -85,8 +85,9 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
     : DataTransformer(param, phase) {
   CREMA_REQUIRE(!param_.has_mean_file() && param_.mean_value_size() == 0,
                 "transform_param: a mean is given; give no mean_file or mean_value besides");
-  CREMA_REQUIRE(!warps_, "transform_param: random_resized_crop and rotation_degrees move "
-                         "pixels, so a mean image no longer lines up");
+  CREMA_REQUIRE(!warps_,
+                "transform_param: random_resized_crop and rotation_degrees move "
+                "pixels, so a mean image no longer lines up");
   mean_source_ = "the mean";
   data_mean_.CopyFrom(mean, false, true);
   RequireMeanImage();
@@ -98,7 +99,7 @@ template <typename Dtype>
 void DataTransformer<Dtype>::RequireMeanImage() const {
   CREMA_REQUIRE(data_mean_.num_axes() == 4 && data_mean_.shape(0) == 1,
                 mean_source_ << " has shape " << data_mean_.shape_string()
-                       << "; expected one image, 1 x channels x height x width");
+                             << "; expected one image, 1 x channels x height x width");
 }
 
 template <typename Dtype>
@@ -147,9 +148,9 @@ void DataTransformer<Dtype>::CheckSize(int channels, int height, int width) cons
   if (data_mean_.count() > 0) {
     CREMA_REQUIRE(data_mean_.channels() == channels && data_mean_.height() == height &&
                       data_mean_.width() == width,
-                  mean_source_ << " has shape " << data_mean_.shape_string() << ", the data is " << channels
-                                   << "x" << height << "x" << width
-                                   << " (the mean is of the images before any crop)");
+                  mean_source_ << " has shape " << data_mean_.shape_string() << ", the data is "
+                               << channels << "x" << height << "x" << width
+                               << " (the mean is of the images before any crop)");
   }
 }
 
